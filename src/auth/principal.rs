@@ -1,0 +1,32 @@
+//! The verified identity of a request and the tenant it acts in.
+
+use std::sync::Arc;
+
+/// What a verified token says about its bearer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub subject: String,
+    pub roles: Vec<String>,
+    pub tenant: Option<String>,
+    /// `exp`, in Unix seconds: a cached token past it is refused.
+    pub expires_at: i64,
+}
+
+impl Principal {
+    pub fn has_role(&self, role: &str) -> bool {
+        self.roles.iter().any(|r| r == role)
+    }
+}
+
+/// An authenticated request's identity and tenant, placed in the request by the auth layer.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub principal: Arc<Principal>,
+    pub tenant: Arc<str>,
+}
+
+impl Caller {
+    pub fn is_admin(&self) -> bool {
+        self.principal.has_role("admin")
+    }
+}

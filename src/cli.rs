@@ -1,0 +1,122 @@
+//! The `tandem` command: `serve` (default), `migrate`, `token`, `export-openapi`.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+
+use crate::{
+    Application, Settings,
+    auth::{
+        dev_secret::{self, KeySource},
+        jwt::{self, TokenRequest},
+    },
+    store, telemetry, versions,
+};
+
+#[derive(Parser)]
+#[command(name = "tandem", version, about = "One JSON API, two versions, one core.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start the HTTP server (the default). Applies migrations first.
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Print a signed JWT for local use (HS256, with the configured or dev secret).
+    Token {
+        /// The token's subject (`sub`).
+        #[arg(long)]
+        sub: String,
+        /// A role; repeat for several (`--role admin`).
+        #[arg(long = "role")]
+        roles: Vec<String>,
+        /// Bind the token to one tenant.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Lifetime: `90s`, `15m`, `1h`, `7d`.
+        #[arg(long, default_value = "1h")]
+        ttl: String,
+    },
+    /// Write each version's OpenAPI document to `versions/v<N>/openapi.json`.
+    ExportOpenapi {
+        #[arg(long, default_value = "versions")]
+        dir: PathBuf,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let command = cli.command.unwrap_or(Command::Serve);
+    let settings = match Settings::load() {
+        Ok(settings) => settings,
+        Err(err) => {
+            eprintln!("tandem: invalid settings: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let sink = if matches!(command, Command::Serve) { telemetry::Sink::Stdout } else { telemetry::Sink::Stderr };
+    telemetry::init(settings.log_format, sink);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("tandem: cannot start the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(command, settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("tandem: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
+    match command {
+        Command::Serve => {
+            let app = Application::build(settings).await?;
+            app.run_until_stopped(shutdown_signal()).await?;
+            tracing::info!("stopped");
+            Ok(())
+        }
+        Command::Migrate => {
+            store::connect(&settings.database_url, settings.db_timeout(), true).await?;
+            eprintln!("migrations applied");
+            Ok(())
+        }
+        Command::Token { sub, roles, tenant, ttl } => {
+            let KeySource::Secret(secret) = dev_secret::key_source(&settings)? else {
+                anyhow::bail!("tandem token signs with an HS256 secret; with TANDEM_JWT_PUBLIC_KEY, mint tokens with your issuer")
+            };
+            let request = TokenRequest { subject: &sub, roles: &roles, tenant: tenant.as_deref(), ttl: jwt::parse_ttl(&ttl)? };
+            println!("{}", jwt::mint(&secret, &request, &settings, chrono::Utc::now().timestamp())?);
+            Ok(())
+        }
+        Command::ExportOpenapi { dir } => {
+            for (number, document) in versions::documents() {
+                let folder = dir.join(format!("v{number}"));
+                std::fs::create_dir_all(&folder)?;
+                let pretty = serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&document)?)?;
+                std::fs::write(folder.join("openapi.json"), pretty + "\n")?;
+                eprintln!("wrote {}", folder.join("openapi.json").display());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Completes on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate.recv() => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,46 @@
+//! What a core operation can report. The HTTP boundary turns each into a status and a body.
+
+use crate::core::fields::FieldError;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("not found")]
+    NotFound,
+    #[error("conflict: {0:?}")]
+    Conflict(Conflict),
+    #[error("precondition failed")]
+    PreconditionFailed,
+    /// A JSON Patch was well-formed, but the record it produces breaks a rule.
+    #[error("the patched record is invalid")]
+    PatchResultInvalid(Vec<FieldError>),
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+/// Why a write conflicts with the current state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conflict {
+    /// Another user of the tenant has this e-mail address (ignoring case).
+    DuplicateEmail,
+    /// A JSON Patch `test` operation did not hold.
+    PatchTestFailed,
+    /// The record changed between read and write.
+    ConcurrentUpdate,
+}
+
+impl From<StoreError> for CoreError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Unavailable(cause) => CoreError::Unavailable(cause),
+            StoreError::Conflict(crate::store::Constraint::UserEmail) => {
+                CoreError::Conflict(Conflict::DuplicateEmail)
+            }
+            StoreError::Other(err) => CoreError::Internal(err),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Field-level errors and a reader that takes typed fields out of a JSON object, collecting
+//! every problem instead of stopping at the first.
+
+use serde_json::{Map, Value};
+
+/// Where a bad input was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A JSON pointer into the request body, such as `/email`.
+    Body(String),
+    /// A query or path parameter, by name.
+    Parameter(String),
+    /// A request header, by name.
+    Header(&'static str),
+}
+
+/// What is wrong with one input. Messages are chosen (and localized) at the boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    Required,
+    Blank,
+    TooLong { max: usize },
+    Email,
+    Min { min: i64 },
+    Max { max: i64 },
+    ExpectedString,
+    ExpectedInteger,
+    ExpectedObject,
+    UnknownField,
+    ReadOnly,
+    Digits,
+    InvalidId,
+    Unique,
+    Invalid,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub location: Location,
+    pub rule: Rule,
+}
+
+impl FieldError {
+    pub fn body(field: &str, rule: Rule) -> Self {
+        Self { location: Location::Body(format!("/{field}")), rule }
+    }
+
+    pub fn parameter(name: &str, rule: Rule) -> Self {
+        Self { location: Location::Parameter(name.to_string()), rule }
+    }
+}
+
+/// Reads fields of one JSON object; wrong types become field errors.
+pub struct ObjectReader<'a> {
+    object: &'a Map<String, Value>,
+    errors: Vec<FieldError>,
+}
+
+impl<'a> ObjectReader<'a> {
+    pub fn new(value: &'a Value) -> Result<Self, FieldError> {
+        match value {
+            Value::Object(object) => Ok(Self { object, errors: Vec::new() }),
+            _ => Err(FieldError { location: Location::Body(String::new()), rule: Rule::ExpectedObject }),
+        }
+    }
+
+    /// A string field; absent and `null` read as `None`.
+    pub fn string(&mut self, key: &str) -> Option<String> {
+        match self.object.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                self.errors.push(FieldError::body(key, Rule::ExpectedString));
+                None
+            }
+        }
+    }
+
+    /// An integer field; absent and `null` read as `None`. `36.0` is not an integer.
+    pub fn integer(&mut self, key: &str) -> Option<i64> {
+        match self.object.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
+            Some(Value::Number(n)) if n.is_u64() => {
+                self.errors.push(FieldError::body(key, Rule::Max { max: i64::MAX }));
+                None
+            }
+            Some(_) => {
+                self.errors.push(FieldError::body(key, Rule::ExpectedInteger));
+                None
+            }
+        }
+    }
+
+    /// Strict mode: every field not in `allowed` is an error.
+    pub fn deny_unknown(&mut self, allowed: &[&str]) {
+        let unknown = self.object.keys().filter(|k| !allowed.contains(&k.as_str()));
+        let errors: Vec<_> = unknown.map(|k| FieldError::body(k, Rule::UnknownField)).collect();
+        self.errors.extend(errors);
+    }
+
+    /// Fields the client may never set, whatever the mode.
+    pub fn deny_present(&mut self, forbidden: &[&str]) {
+        let present = forbidden.iter().filter(|k| self.object.contains_key(**k));
+        let errors: Vec<_> = present.map(|k| FieldError::body(k, Rule::ReadOnly)).collect();
+        self.errors.extend(errors);
+    }
+
+    pub fn into_errors(self) -> Vec<FieldError> {
+        self.errors
+    }
+}

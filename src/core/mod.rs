@@ -1,0 +1,11 @@
+//! The shared core: domain rules and services. It never knows which API version called it;
+//! version differences reach it only as explicit policies (see [`users::BodyPolicy`]).
+
+pub mod error;
+pub mod fields;
+pub mod paging;
+pub mod patch;
+pub mod user;
+pub mod users;
+
+pub use error::CoreError;

@@ -1,0 +1,223 @@
+//! The user: domain values parsed once at the edge, and the stored record.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::core::fields::{FieldError, Location, ObjectReader, Rule};
+
+pub const NAME_MAX: usize = 200;
+pub const EMAIL_MAX: usize = 254;
+pub const AGE_MIN: i64 = 18;
+pub const AGE_MAX: i64 = i32::MAX as i64;
+
+/// The fields a client may set on a user: the create, replace and patch body.
+pub const USER_FIELDS: [&str; 3] = ["name", "email", "age"];
+/// Fields a client may never write, though it may see some of them.
+pub const PROTECTED_FIELDS: [&str; 8] =
+    ["id", "uuid", "tenant", "role", "password", "createdAt", "updatedAt", "version"];
+
+/// A name: not blank after trimming, at most 200 characters, stored trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name(String);
+
+impl Name {
+    pub fn parse(raw: &str) -> Result<Self, Rule> {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            Err(Rule::Blank)
+        } else if trimmed.chars().count() > NAME_MAX {
+            Err(Rule::TooLong { max: NAME_MAX })
+        } else {
+            Ok(Self(trimmed.to_string()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An e-mail address; uniqueness compares [`Email::key`], which ignores case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(String);
+
+impl Email {
+    pub fn parse(raw: &str) -> Result<Self, Rule> {
+        let trimmed = raw.trim();
+        if trimmed.chars().count() > EMAIL_MAX {
+            Err(Rule::TooLong { max: EMAIL_MAX })
+        } else if !email_address::EmailAddress::is_valid(trimmed) || !trimmed.contains('.') {
+            Err(Rule::Email)
+        } else {
+            Ok(Self(trimmed.to_string()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The form the database's uniqueness constraint compares.
+    pub fn key(&self) -> String {
+        self.0.to_lowercase()
+    }
+}
+
+/// An age of at least 18.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Age(i32);
+
+impl Age {
+    pub fn parse(raw: i64) -> Result<Self, Rule> {
+        if raw < AGE_MIN {
+            Err(Rule::Min { min: AGE_MIN })
+        } else if raw > AGE_MAX {
+            Err(Rule::Max { max: AGE_MAX })
+        } else {
+            Ok(Self(raw as i32))
+        }
+    }
+
+    pub fn get(self) -> i32 {
+        self.0
+    }
+}
+
+/// Validated fields of a user, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserFields {
+    pub name: Name,
+    pub email: Email,
+    pub age: Option<Age>,
+}
+
+impl UserFields {
+    /// Reads and validates a whole body, reporting every bad field at once, in field order.
+    /// `reader` may already carry the version's unknown-field errors.
+    pub fn read(mut reader: ObjectReader<'_>, age_required: bool) -> Result<Self, Vec<FieldError>> {
+        let (name, email, age) = (reader.string("name"), reader.string("email"), reader.integer("age"));
+        let mut errors = reader.into_errors();
+        // A field whose type was wrong is already reported; don't add "required" on top.
+        let typed_badly = |field: &str| errors.iter().any(|e| e.location == FieldError::body(field, Rule::Invalid).location);
+        let (bad_name, bad_email, bad_age) = (typed_badly("name"), typed_badly("email"), typed_badly("age"));
+
+        let name = match name {
+            Some(raw) => Name::parse(&raw).map_err(|rule| FieldError::body("name", rule)).map(Some),
+            None if bad_name => Ok(None),
+            None => Err(FieldError::body("name", Rule::Required)),
+        };
+        let email = match email {
+            Some(raw) => Email::parse(&raw).map_err(|rule| FieldError::body("email", rule)).map(Some),
+            None if bad_email => Ok(None),
+            None => Err(FieldError::body("email", Rule::Required)),
+        };
+        let age = match age {
+            Some(raw) => Age::parse(raw).map(Some).map_err(|rule| FieldError::body("age", rule)),
+            None if age_required && !bad_age => Err(FieldError::body("age", Rule::Required)),
+            None => Ok(None),
+        };
+        errors.extend([name.clone().err(), email.clone().err(), age.clone().err()].into_iter().flatten());
+        if let (Ok(Some(name)), Ok(Some(email)), Ok(age), true) = (name, email, age, errors.is_empty()) {
+            return Ok(Self { name, email, age });
+        }
+        errors.sort_by_key(|e| field_order(&e.location));
+        Err(errors)
+    }
+}
+
+/// Position of a body field in [`USER_FIELDS`]; other fields sort after, by name.
+fn field_order(location: &Location) -> (usize, String) {
+    let Location::Body(pointer) = location else { return (USER_FIELDS.len(), String::new()) };
+    let field = pointer.trim_start_matches('/');
+    let index = USER_FIELDS.iter().position(|f| *f == field).unwrap_or(USER_FIELDS.len());
+    (index, field.to_string())
+}
+
+/// How a path names a user: by its integer id or its UUID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserRef {
+    Id(i64),
+    Uuid(Uuid),
+}
+
+impl UserRef {
+    pub fn parse(raw: &str) -> Result<Self, Rule> {
+        if let Ok(id) = raw.parse::<i64>() {
+            return if id > 0 { Ok(Self::Id(id)) } else { Err(Rule::InvalidId) };
+        }
+        Uuid::try_parse(raw).map(Self::Uuid).map_err(|_| Rule::InvalidId)
+    }
+}
+
+/// A stored user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: i64,
+    pub uuid: Uuid,
+    pub name: String,
+    pub email: String,
+    pub age: Option<i32>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub version: i64,
+}
+
+impl User {
+    /// The writable fields as a JSON document, the base a patch applies to.
+    pub fn writable_document(&self) -> serde_json::Value {
+        serde_json::json!({ "name": self.name, "email": self.email, "age": self.age })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_trimmed_and_bounded() {
+        assert_eq!(Name::parse("  Ada ").unwrap().as_str(), "Ada");
+        assert_eq!(Name::parse(" \t "), Err(Rule::Blank));
+        assert!(Name::parse(&"é".repeat(200)).is_ok());
+        assert_eq!(Name::parse(&"é".repeat(201)), Err(Rule::TooLong { max: 200 }));
+    }
+
+    #[test]
+    fn emails_are_checked_and_keyed_without_case() {
+        assert_eq!(Email::parse("Ada@Example.com").unwrap().key(), "ada@example.com");
+        for bad in ["", "ada", "ada@", "@example.com", "ada@example", "a b@example.com"] {
+            assert_eq!(Email::parse(bad), Err(Rule::Email), "{bad}");
+        }
+        let long = format!("{}@example.com", "a".repeat(250));
+        assert_eq!(Email::parse(&long), Err(Rule::TooLong { max: 254 }));
+    }
+
+    #[test]
+    fn ages_start_at_18() {
+        assert_eq!(Age::parse(17), Err(Rule::Min { min: 18 }));
+        assert_eq!(Age::parse(18).unwrap().get(), 18);
+        assert_eq!(Age::parse(1 << 40), Err(Rule::Max { max: AGE_MAX }));
+    }
+
+    #[test]
+    fn user_refs_are_positive_integers_or_uuids() {
+        assert_eq!(UserRef::parse("42"), Ok(UserRef::Id(42)));
+        assert_eq!(UserRef::parse("0"), Err(Rule::InvalidId));
+        assert_eq!(UserRef::parse("abc"), Err(Rule::InvalidId));
+        let uuid = Uuid::now_v7();
+        assert_eq!(UserRef::parse(&uuid.to_string()), Ok(UserRef::Uuid(uuid)));
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_once() {
+        let body = serde_json::json!({"name": " ", "email": 5, "age": 12});
+        let errors = UserFields::read(ObjectReader::new(&body).unwrap(), false).unwrap_err();
+        assert_eq!(
+            errors,
+            vec![
+                FieldError::body("name", Rule::Blank),
+                FieldError::body("email", Rule::ExpectedString),
+                FieldError::body("age", Rule::Min { min: 18 }),
+            ]
+        );
+    }
+}

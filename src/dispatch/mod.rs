@@ -1,0 +1,180 @@
+//! Version dispatch: which version serves a request (URI, header, media type or query, else
+//! the default), which route template it hits, and the rewrite of legacy paths such as `/users`
+//! to `/api/v<N>/users`. The table of versions is [`crate::versions`].
+
+pub mod routes;
+pub mod sources;
+
+use poem::{
+    Request,
+    http::{Method, StatusCode, Uri},
+};
+
+use self::{
+    routes::{RouteEntry, RouteTable},
+    sources::Source,
+};
+use crate::http::{
+    context::RequestInfo,
+    error::{ApiError, Kind, render::BodyStyle},
+};
+
+/// One API version as its folder declares it.
+pub struct Version {
+    pub number: u16,
+    pub style: BodyStyle,
+    /// The version's OpenAPI document, as served.
+    pub spec: serde_json::Value,
+    /// Legacy unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5`
+    /// to `/api/v<N>/users/5`.
+    pub legacy: &'static [(&'static str, &'static str)],
+}
+
+struct Entry {
+    number: u16,
+    style: BodyStyle,
+    routes: RouteTable,
+    legacy: &'static [(&'static str, &'static str)],
+}
+
+pub struct Dispatch {
+    versions: Vec<Entry>,
+    default_version: u16,
+    vendor: String,
+    /// `1, 2`: for `API-Supported-Versions` and error details.
+    pub supported: String,
+}
+
+/// Where dispatch sends a request.
+pub enum Resolution<'a> {
+    /// Not an API path (health, docs, problems) or unknown: the router decides.
+    PassThrough,
+    /// A version's OpenAPI document: public, but stamped with its version.
+    Document { version: u16, rewritten: Option<Uri> },
+    Api(Target<'a>),
+}
+
+pub struct Target<'a> {
+    pub version: u16,
+    pub route: &'a RouteEntry,
+    pub legacy: bool,
+    /// The path the router should see, when it differs from the client's.
+    pub rewritten: Option<Uri>,
+    /// The vendor media type the client asked for, echoed as the response's Content-Type.
+    pub vendor_type: Option<String>,
+}
+
+impl Dispatch {
+    pub fn new(versions: Vec<Version>, default_version: u16, vendor: &str) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            versions.iter().any(|v| v.number == default_version),
+            "TANDEM_DEFAULT_VERSION={default_version} is not a supported version"
+        );
+        let supported = versions.iter().map(|v| v.number.to_string()).collect::<Vec<_>>().join(", ");
+        let versions = versions
+            .into_iter()
+            .map(|v| Entry { number: v.number, style: v.style, routes: RouteTable::from_openapi(&v.spec), legacy: v.legacy })
+            .collect();
+        Ok(Self { versions, default_version, vendor: vendor.to_string(), supported })
+    }
+
+    pub fn default_version(&self) -> u16 {
+        self.default_version
+    }
+
+    /// The error body shape of a version (the default's when unknown).
+    pub fn style(&self, version: Option<u16>) -> BodyStyle {
+        let number = version.unwrap_or(self.default_version);
+        self.entry(number).or_else(|| self.entry(self.default_version)).map_or(BodyStyle::Problem, |e| e.style)
+    }
+
+    fn entry(&self, number: u16) -> Option<&Entry> {
+        self.versions.iter().find(|v| v.number == number)
+    }
+
+    fn is_legacy_path(&self, path: &str) -> bool {
+        self.versions.iter().flat_map(|v| v.legacy).any(|(prefix, _)| under(path, prefix).is_some())
+    }
+
+    /// Resolves the request, recording in `info` what it learns as soon as it learns it, so
+    /// that even an error names the version that answered.
+    pub fn resolve(&self, req: &Request, info: &RequestInfo) -> Result<Resolution<'_>, ApiError> {
+        let path = req.uri().path();
+        let from_uri = sources::from_uri(path);
+        if from_uri.is_none() && !self.is_legacy_path(path) {
+            return Ok(Resolution::PassThrough);
+        }
+        let vendor = sources::from_accept(req.headers(), &self.vendor);
+        let named = [
+            (Source::Uri, from_uri.map(|(v, _)| v)),
+            (Source::Header, sources::from_header(req.headers())),
+            (Source::MediaType, vendor.map(|v| v.version)),
+            (Source::Query, sources::from_query(req.uri().query())),
+        ];
+        let version = self.agree(&named)?;
+        let _ = info.version.set(version);
+        let entry = self.entry(version).expect("agree returns supported versions");
+
+        let (relative, legacy) = match from_uri {
+            Some((_, rest)) => (rest.to_string(), false),
+            None => match entry.legacy.iter().find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}"))) {
+                Some(relative) => (relative, true),
+                None => return Err(ApiError::new(Kind::NotFound)),
+            },
+        };
+        let _ = info.legacy.set(legacy);
+        let rewritten = legacy.then(|| rewrite(req.uri(), version, &relative));
+        if relative == "/openapi.json" {
+            return Ok(Resolution::Document { version, rewritten });
+        }
+        let route = entry.routes.find(&relative).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+        let _ = info.route.set(route.template.clone());
+        if !route.methods.contains(req.method()) {
+            let err = ApiError::new(Kind::MethodNotAllowed).with_detail(&route.allow).with_header("allow", &route.allow);
+            return Err(err);
+        }
+        if !sources::accepts_json(req.headers(), vendor.is_some()) {
+            return Err(ApiError::new(Kind::NotAcceptable)
+                .with_detail(format!("application/json, application/vnd.{}.<resource>.v<N>+json", self.vendor)));
+        }
+        let vendor_type = vendor.filter(|_| *req.method() != Method::DELETE).map(|v| v.essence.to_string());
+        Ok(Resolution::Api(Target { version, route, legacy, rewritten, vendor_type }))
+    }
+
+    /// The one version every source agrees on, or the default when none names one.
+    fn agree(&self, named: &[(Source, Option<Option<u16>>)]) -> Result<u16, ApiError> {
+        let mut chosen: Option<(Source, u16)> = None;
+        for (source, value) in named {
+            let Some(value) = value else { continue };
+            let supported = value.filter(|v| self.entry(*v).is_some());
+            let Some(version) = supported else {
+                return Err(ApiError::new(Kind::UnsupportedApiVersion)
+                    .with_status(source.unsupported_status())
+                    .with_detail(self.supported.clone()));
+            };
+            match chosen {
+                Some((first, v)) if v != version => {
+                    return Err(ApiError::new(Kind::AmbiguousApiVersion)
+                        .with_status(StatusCode::BAD_REQUEST)
+                        .with_detail(format!("{} says {v}, {} says {version}", first.name(), source.name())));
+                }
+                _ => chosen = Some((*source, version)),
+            }
+        }
+        Ok(chosen.map_or(self.default_version, |(_, v)| v))
+    }
+}
+
+/// `under("/users/5", "/users")` → `Some("/5")`; the prefix must end at a segment boundary.
+fn under<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
+    let tail = path.strip_prefix(prefix)?;
+    (tail.is_empty() || tail.starts_with('/')).then_some(tail)
+}
+
+fn rewrite(uri: &Uri, version: u16, relative: &str) -> Uri {
+    let target = match uri.query() {
+        Some(query) => format!("/api/v{version}{relative}?{query}"),
+        None => format!("/api/v{version}{relative}"),
+    };
+    target.parse().unwrap_or_else(|_| uri.clone())
+}

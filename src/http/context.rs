@@ -1,0 +1,66 @@
+//! What the outer layer knows about a request and the inner layers fill in as they learn it,
+//! so the boundary can render errors and log one line per request.
+
+use std::{
+    sync::{Arc, OnceLock},
+    time::Instant,
+};
+
+use poem::Request;
+
+use crate::http::error::i18n::Lang;
+
+pub const CORRELATION_HEADER: &str = "x-correlation-id";
+
+pub struct RequestInfo {
+    pub correlation_id: Box<str>,
+    pub lang: Lang,
+    pub started: Instant,
+    /// The API version serving the request, once dispatch has resolved it.
+    pub version: OnceLock<u16>,
+    /// The route template (`/users/{id}`), never the raw path.
+    pub route: OnceLock<Arc<str>>,
+    /// `true` when the client used an unversioned legacy path such as `/users`.
+    pub legacy: OnceLock<bool>,
+    pub tenant: OnceLock<Arc<str>>,
+}
+
+impl RequestInfo {
+    pub fn new(req: &Request) -> Self {
+        let correlation_id = req
+            .headers()
+            .get(CORRELATION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| is_valid_correlation_id(v))
+            .map(Box::from)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string().into_boxed_str());
+        let lang = Lang::negotiate(req.headers().get("accept-language").and_then(|v| v.to_str().ok()));
+        Self {
+            correlation_id,
+            lang,
+            started: Instant::now(),
+            version: OnceLock::new(),
+            route: OnceLock::new(),
+            legacy: OnceLock::new(),
+            tenant: OnceLock::new(),
+        }
+    }
+
+    /// The path prefix a response's links use: the client's own URI space.
+    pub fn base_path(&self) -> String {
+        match (self.legacy.get(), self.version.get()) {
+            (Some(true), _) | (_, None) => String::new(),
+            (_, Some(version)) => format!("/api/v{version}"),
+        }
+    }
+}
+
+/// 1 to 128 of `A-Za-z0-9._-`; anything else is replaced by a generated id.
+pub fn is_valid_correlation_id(raw: &str) -> bool {
+    (1..=128).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// The request's info; the boundary always inserts it.
+pub fn info(req: &Request) -> Arc<RequestInfo> {
+    req.extensions().get::<Arc<RequestInfo>>().cloned().expect("the boundary layer inserts RequestInfo")
+}

@@ -1,0 +1,125 @@
+//! Error texts in English, German and French, chosen by `Accept-Language`.
+
+use crate::core::fields::Rule;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    De,
+    Fr,
+}
+
+impl Lang {
+    /// The first supported language in `Accept-Language` by quality, else English.
+    pub fn negotiate(header: Option<&str>) -> Self {
+        let Some(header) = header else { return Lang::En };
+        let mut best: Option<(f32, Lang)> = None;
+        for range in header.split(',') {
+            let mut parts = range.split(';');
+            let tag = parts.next().unwrap_or("").trim();
+            let quality = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            let primary = tag.split('-').next().unwrap_or("");
+            let lang = match primary.to_ascii_lowercase().as_str() {
+                "en" => Lang::En,
+                "de" => Lang::De,
+                "fr" => Lang::Fr,
+                _ => continue,
+            };
+            if quality > 0.0 && best.is_none_or(|(q, _)| quality > q) {
+                best = Some((quality, lang));
+            }
+        }
+        best.map_or(Lang::En, |(_, lang)| lang)
+    }
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::De => "de",
+            Lang::Fr => "fr",
+        }
+    }
+
+    /// Picks this language's text from an (en, de, fr) triple.
+    pub fn pick(self, texts: (&'static str, &'static str, &'static str)) -> &'static str {
+        match self {
+            Lang::En => texts.0,
+            Lang::De => texts.1,
+            Lang::Fr => texts.2,
+        }
+    }
+}
+
+/// The stable code of a rule, as clients match on it.
+pub fn rule_code(rule: &Rule) -> &'static str {
+    match rule {
+        Rule::Required => "required",
+        Rule::Blank => "blank",
+        Rule::TooLong { .. } => "too_long",
+        Rule::Email => "email",
+        Rule::Min { .. } => "min",
+        Rule::Max { .. } => "max",
+        Rule::ExpectedString | Rule::ExpectedInteger | Rule::ExpectedObject => "type",
+        Rule::UnknownField => "unknown_field",
+        Rule::ReadOnly => "read_only",
+        Rule::Digits => "digits",
+        Rule::InvalidId => "invalid_id",
+        Rule::Unique => "unique",
+        Rule::Invalid => "invalid",
+    }
+}
+
+/// The localized message of a rule.
+pub fn rule_message(rule: &Rule, lang: Lang) -> String {
+    let with = |texts, value: &dyn std::fmt::Display| lang.pick(texts).replace("{}", &value.to_string());
+    match rule {
+        Rule::Required => lang.pick(("is required", "ist erforderlich", "est obligatoire")).into(),
+        Rule::Blank => lang.pick(("must not be blank", "darf nicht leer sein", "ne doit pas être vide")).into(),
+        Rule::TooLong { max } => with(
+            ("must be at most {} characters long", "darf höchstens {} Zeichen lang sein", "doit contenir au plus {} caractères"),
+            max,
+        ),
+        Rule::Email => lang
+            .pick(("must be a valid e-mail address", "muss eine gültige E-Mail-Adresse sein", "doit être une adresse e-mail valide"))
+            .into(),
+        Rule::Min { min } => with(("must be at least {}", "muss mindestens {} sein", "doit être au moins {}"), min),
+        Rule::Max { max } => with(("must be at most {}", "darf höchstens {} sein", "doit être au plus {}"), max),
+        Rule::ExpectedString => {
+            lang.pick(("must be a string", "muss eine Zeichenkette sein", "doit être une chaîne de caractères")).into()
+        }
+        Rule::ExpectedInteger => lang.pick(("must be an integer", "muss eine ganze Zahl sein", "doit être un entier")).into(),
+        Rule::ExpectedObject => lang.pick(("must be a JSON object", "muss ein JSON-Objekt sein", "doit être un objet JSON")).into(),
+        Rule::UnknownField => lang.pick(("is not a known field", "ist kein bekanntes Feld", "n'est pas un champ connu")).into(),
+        Rule::ReadOnly => lang
+            .pick(("cannot be set by the client", "kann vom Client nicht gesetzt werden", "ne peut pas être modifié par le client"))
+            .into(),
+        Rule::Digits => lang.pick(("must contain only digits", "darf nur Ziffern enthalten", "ne doit contenir que des chiffres")).into(),
+        Rule::InvalidId => lang
+            .pick(("must be an integer or a UUID", "muss eine ganze Zahl oder eine UUID sein", "doit être un entier ou un UUID"))
+            .into(),
+        Rule::Unique => lang.pick(("is already taken", "ist bereits vergeben", "est déjà utilisé")).into(),
+        Rule::Invalid => lang.pick(("is invalid", "ist ungültig", "n'est pas valide")).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_follows_quality() {
+        assert_eq!(Lang::negotiate(None), Lang::En);
+        assert_eq!(Lang::negotiate(Some("de-CH")), Lang::De);
+        assert_eq!(Lang::negotiate(Some("it, fr;q=0.8, de;q=0.9")), Lang::De);
+        assert_eq!(Lang::negotiate(Some("fr;q=0, es")), Lang::En);
+    }
+
+    #[test]
+    fn messages_carry_their_bound() {
+        assert_eq!(rule_message(&Rule::Min { min: 18 }, Lang::Fr), "doit être au moins 18");
+        assert_eq!(rule_message(&Rule::TooLong { max: 200 }, Lang::De), "darf höchstens 200 Zeichen lang sein");
+    }
+}

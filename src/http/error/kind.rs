@@ -1,0 +1,200 @@
+//! Every problem type the service answers with: its status, its `type` slug and its texts.
+
+use poem::http::StatusCode;
+
+use super::i18n::Lang;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    ValidationError,
+    MalformedJson,
+    AmbiguousApiVersion,
+    UnsupportedApiVersion,
+    Unauthorized,
+    TenantForbidden,
+    AdminRequired,
+    NotFound,
+    MethodNotAllowed,
+    NotAcceptable,
+    DuplicateEmail,
+    PatchTestFailed,
+    ConcurrentUpdate,
+    ApiVersionSunset,
+    PreconditionFailed,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    InvalidPatchResult,
+    InternalError,
+    ServiceUnavailable,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 20] = [
+        Kind::ValidationError,
+        Kind::MalformedJson,
+        Kind::AmbiguousApiVersion,
+        Kind::UnsupportedApiVersion,
+        Kind::Unauthorized,
+        Kind::TenantForbidden,
+        Kind::AdminRequired,
+        Kind::NotFound,
+        Kind::MethodNotAllowed,
+        Kind::NotAcceptable,
+        Kind::DuplicateEmail,
+        Kind::PatchTestFailed,
+        Kind::ConcurrentUpdate,
+        Kind::ApiVersionSunset,
+        Kind::PreconditionFailed,
+        Kind::PayloadTooLarge,
+        Kind::UnsupportedMediaType,
+        Kind::InvalidPatchResult,
+        Kind::InternalError,
+        Kind::ServiceUnavailable,
+    ];
+
+    pub fn status(self) -> StatusCode {
+        match self {
+            Kind::ValidationError | Kind::MalformedJson | Kind::AmbiguousApiVersion => StatusCode::BAD_REQUEST,
+            // Only the media-type and URI sources have their own codes; they are set where raised.
+            Kind::UnsupportedApiVersion => StatusCode::BAD_REQUEST,
+            Kind::Unauthorized => StatusCode::UNAUTHORIZED,
+            Kind::TenantForbidden | Kind::AdminRequired => StatusCode::FORBIDDEN,
+            Kind::NotFound => StatusCode::NOT_FOUND,
+            Kind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Kind::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
+            Kind::DuplicateEmail | Kind::PatchTestFailed | Kind::ConcurrentUpdate => StatusCode::CONFLICT,
+            Kind::ApiVersionSunset => StatusCode::GONE,
+            Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+            Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Kind::InvalidPatchResult => StatusCode::UNPROCESSABLE_ENTITY,
+            Kind::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            Kind::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The last segment of the problem `type` URI, `/problems/<slug>`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Kind::ValidationError => "validation-error",
+            Kind::MalformedJson => "malformed-json",
+            Kind::AmbiguousApiVersion => "ambiguous-api-version",
+            Kind::UnsupportedApiVersion => "unsupported-api-version",
+            Kind::Unauthorized => "unauthorized",
+            Kind::TenantForbidden => "tenant-forbidden",
+            Kind::AdminRequired => "admin-required",
+            Kind::NotFound => "not-found",
+            Kind::MethodNotAllowed => "method-not-allowed",
+            Kind::NotAcceptable => "not-acceptable",
+            Kind::DuplicateEmail => "duplicate-email",
+            Kind::PatchTestFailed => "patch-test-failed",
+            Kind::ConcurrentUpdate => "concurrent-update",
+            Kind::ApiVersionSunset => "api-version-sunset",
+            Kind::PreconditionFailed => "precondition-failed",
+            Kind::PayloadTooLarge => "payload-too-large",
+            Kind::UnsupportedMediaType => "unsupported-media-type",
+            Kind::InvalidPatchResult => "invalid-patch-result",
+            Kind::InternalError => "internal-error",
+            Kind::ServiceUnavailable => "service-unavailable",
+        }
+    }
+
+    pub fn from_slug(slug: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.slug() == slug)
+    }
+
+    pub fn title(self, lang: Lang) -> &'static str {
+        lang.pick(match self {
+            Kind::ValidationError => ("Validation failed", "Validierung fehlgeschlagen", "Échec de la validation"),
+            Kind::MalformedJson => ("Malformed JSON", "Fehlerhaftes JSON", "JSON mal formé"),
+            Kind::AmbiguousApiVersion => ("Ambiguous API version", "Mehrdeutige API-Version", "Version d'API ambiguë"),
+            Kind::UnsupportedApiVersion => ("Unsupported API version", "Nicht unterstützte API-Version", "Version d'API non prise en charge"),
+            Kind::Unauthorized => ("Authentication required", "Authentifizierung erforderlich", "Authentification requise"),
+            Kind::TenantForbidden => ("Wrong tenant", "Falscher Mandant", "Mauvais locataire"),
+            Kind::AdminRequired => ("Admin role required", "Admin-Rolle erforderlich", "Rôle admin requis"),
+            Kind::NotFound => ("Not found", "Nicht gefunden", "Introuvable"),
+            Kind::MethodNotAllowed => ("Method not allowed", "Methode nicht erlaubt", "Méthode non autorisée"),
+            Kind::NotAcceptable => ("Not acceptable", "Nicht annehmbar", "Non acceptable"),
+            Kind::DuplicateEmail => ("Duplicate e-mail address", "Doppelte E-Mail-Adresse", "Adresse e-mail en double"),
+            Kind::PatchTestFailed => ("Patch test failed", "Patch-Test fehlgeschlagen", "Échec du test du correctif"),
+            Kind::ConcurrentUpdate => ("Concurrent update", "Gleichzeitige Änderung", "Modification concurrente"),
+            Kind::ApiVersionSunset => ("API version retired", "API-Version eingestellt", "Version d'API retirée"),
+            Kind::PreconditionFailed => ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition"),
+            Kind::PayloadTooLarge => ("Payload too large", "Anfrage zu groß", "Requête trop volumineuse"),
+            Kind::UnsupportedMediaType => ("Unsupported media type", "Nicht unterstützter Medientyp", "Type de média non pris en charge"),
+            Kind::InvalidPatchResult => ("Invalid patch result", "Ungültiges Patch-Ergebnis", "Résultat de correctif invalide"),
+            Kind::InternalError => ("Internal error", "Interner Fehler", "Erreur interne"),
+            Kind::ServiceUnavailable => ("Service unavailable", "Dienst nicht verfügbar", "Service indisponible"),
+        })
+    }
+
+    /// The detail text; `{}` is replaced by the error's detail argument.
+    pub fn detail(self, lang: Lang) -> &'static str {
+        lang.pick(match self {
+            Kind::ValidationError => ("{} input(s) are invalid", "{} Eingabe(n) ungültig", "{} entrée(s) invalide(s)"),
+            Kind::MalformedJson => ("The body is not valid JSON: {}", "Der Inhalt ist kein gültiges JSON: {}", "Le corps n'est pas un JSON valide : {}"),
+            Kind::AmbiguousApiVersion => (
+                "The request names more than one API version: {}",
+                "Die Anfrage nennt mehr als eine API-Version: {}",
+                "La requête indique plusieurs versions d'API : {}",
+            ),
+            Kind::UnsupportedApiVersion => ("Supported versions: {}", "Unterstützte Versionen: {}", "Versions prises en charge : {}"),
+            Kind::Unauthorized => (
+                "A valid bearer token is required",
+                "Ein gültiges Bearer-Token ist erforderlich",
+                "Un jeton porteur valide est requis",
+            ),
+            Kind::TenantForbidden => (
+                "The token may act only in its own tenant",
+                "Das Token darf nur in seinem eigenen Mandanten handeln",
+                "Le jeton ne peut agir que dans son propre locataire",
+            ),
+            Kind::AdminRequired => (
+                "This action needs the admin role",
+                "Diese Aktion erfordert die Admin-Rolle",
+                "Cette action nécessite le rôle admin",
+            ),
+            Kind::NotFound => ("The resource does not exist", "Die Ressource existiert nicht", "La ressource n'existe pas"),
+            Kind::MethodNotAllowed => ("Allowed methods: {}", "Erlaubte Methoden: {}", "Méthodes autorisées : {}"),
+            Kind::NotAcceptable => ("This service produces: {}", "Dieser Dienst liefert: {}", "Ce service produit : {}"),
+            Kind::DuplicateEmail => (
+                "Another user already has this e-mail address",
+                "Ein anderer Benutzer hat diese E-Mail-Adresse bereits",
+                "Un autre utilisateur a déjà cette adresse e-mail",
+            ),
+            Kind::PatchTestFailed => (
+                "A test operation of the patch did not hold",
+                "Eine Test-Operation des Patches traf nicht zu",
+                "Une opération test du correctif a échoué",
+            ),
+            Kind::ConcurrentUpdate => (
+                "The resource changed while this request ran; read it again and retry",
+                "Die Ressource wurde währenddessen geändert; erneut lesen und wiederholen",
+                "La ressource a changé entre-temps ; relisez-la puis réessayez",
+            ),
+            Kind::ApiVersionSunset => ("{}", "{}", "{}"),
+            Kind::PreconditionFailed => (
+                "The resource does not match If-Match",
+                "Die Ressource entspricht nicht If-Match",
+                "La ressource ne correspond pas à If-Match",
+            ),
+            Kind::PayloadTooLarge => ("The body exceeds {} bytes", "Der Inhalt überschreitet {} Bytes", "Le corps dépasse {} octets"),
+            Kind::UnsupportedMediaType => ("Send one of: {}", "Erlaubt sind: {}", "Types acceptés : {}"),
+            Kind::InvalidPatchResult => (
+                "The patched resource would be invalid in {} field(s)",
+                "Die gepatchte Ressource wäre in {} Feld(ern) ungültig",
+                "La ressource corrigée serait invalide dans {} champ(s)",
+            ),
+            Kind::InternalError => (
+                "Unexpected error; quote the correlation id when reporting it",
+                "Unerwarteter Fehler; bitte die Korrelations-ID angeben",
+                "Erreur inattendue ; indiquez l'identifiant de corrélation",
+            ),
+            Kind::ServiceUnavailable => (
+                "Temporarily unavailable; retry later",
+                "Vorübergehend nicht verfügbar; später erneut versuchen",
+                "Temporairement indisponible ; réessayez plus tard",
+            ),
+        })
+    }
+}

@@ -1,0 +1,29 @@
+//! Transport: the middleware stack every request passes, outermost first:
+//! [`boundary`] (correlation id, panics, error rendering, headers, access log), then
+//! [`api_layer`] (version dispatch, auth, body limit), then the router.
+
+pub mod api_layer;
+pub mod auth;
+pub mod body_limit;
+pub mod boundary;
+pub mod context;
+pub mod error;
+pub mod payload;
+pub mod security;
+pub mod wire;
+
+use std::sync::Arc;
+
+use poem::{Endpoint, EndpointExt};
+
+use crate::app::AppState;
+
+/// Wraps `routes` in the service's layers. The binary and the tests both use this.
+pub fn stack<E: Endpoint + 'static>(routes: E, state: Arc<AppState>) -> impl Endpoint {
+    let for_api = state.clone();
+    let for_boundary = state.clone();
+    routes
+        .around(move |next, req| api_layer::api_layer(next, req, for_api.clone()))
+        .around(move |next, req| boundary::boundary(next, req, for_boundary.clone()))
+        .data(state)
+}

@@ -1,0 +1,21 @@
+//! Tandem: one JSON HTTP API served in two versions side by side over one core.
+//!
+//! The request's way through the code: [`http`] (boundary and layers) → [`dispatch`] (which
+//! version, which route) → a version folder ([`v1`]) that only translates wire shapes →
+//! [`core`] (domain rules and services) → [`store`] (SQLite or PostgreSQL).
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod core;
+pub mod dispatch;
+pub mod http;
+pub mod public;
+pub mod settings;
+pub mod store;
+pub mod telemetry;
+pub mod v1;
+pub mod versions;
+
+pub use app::{AppState, Application};
+pub use settings::Settings;

@@ -1,0 +1,206 @@
+//! Settings: defaults, then an optional `tandem.toml` (path in `TANDEM_CONFIG`), then `TANDEM_*`
+//! environment variables, which always win. Every field is documented in the README.
+
+use std::{fmt, path::PathBuf};
+
+use figment::{
+    Figment,
+    providers::{Env, Format, Toml},
+};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+
+/// Everything the service reads at start. Secrets are wrapped so `Debug` never prints them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// `TANDEM_LISTEN`: address to serve on; `:0` picks a free port.
+    pub listen: String,
+    /// `TANDEM_DATABASE_URL`: `sqlite://…` (embedded default) or `postgres://…`.
+    pub database_url: DatabaseUrl,
+    /// `TANDEM_REDIS_URL`: shared idempotency and rate-limit store; unset = in-process.
+    pub redis_url: Option<DatabaseUrl>,
+    /// `TANDEM_JWT_SECRET`: HS256 secret, at least 32 bytes.
+    pub jwt_secret: Option<SecretString>,
+    /// `TANDEM_JWT_PUBLIC_KEY`: path to a PEM public key (RS256 or ES256).
+    pub jwt_public_key: Option<PathBuf>,
+    /// `TANDEM_JWT_ISSUER`: required `iss` when set.
+    pub jwt_issuer: Option<String>,
+    /// `TANDEM_JWT_AUDIENCE`: required `aud` when set.
+    pub jwt_audience: Option<String>,
+    /// `TANDEM_VENDOR`: vendor name in media types.
+    pub vendor: String,
+    /// `TANDEM_DEFAULT_VERSION`: version for requests that name none.
+    pub default_version: u16,
+    /// `TANDEM_V1_DEPRECATED_AT`: RFC 3339 instant v1 became deprecated.
+    pub v1_deprecated_at: Option<String>,
+    /// `TANDEM_V1_SUNSET_AT`: RFC 3339 instant v1 stops answering.
+    pub v1_sunset_at: Option<String>,
+    /// `TANDEM_V1_BROWNOUTS`: comma-separated `start/end` RFC 3339 intervals.
+    pub v1_brownouts: Option<String>,
+    /// `TANDEM_MAX_PAGE_SIZE`: largest `size` a list accepts.
+    pub max_page_size: u32,
+    /// `TANDEM_DEFAULT_PAGE_SIZE`: `size` when a list names none.
+    pub default_page_size: u32,
+    /// `TANDEM_MAX_BODY_BYTES`: largest JSON request body.
+    pub max_body_bytes: u64,
+    /// `TANDEM_MAX_UPLOAD_BYTES`: largest upload.
+    pub max_upload_bytes: u64,
+    /// `TANDEM_DB_TIMEOUT_MS`: a store call slower than this answers 503.
+    pub db_timeout_ms: u64,
+    /// `TANDEM_LOG_FORMAT`: `text` or `json`; unset = text on a terminal, else json.
+    pub log_format: Option<LogFormat>,
+    /// `TANDEM_RATE_LIMIT`: requests a second per tenant and subject.
+    pub rate_limit: u32,
+    /// `TANDEM_MAINTENANCE`: answer every API request 503.
+    pub maintenance: bool,
+    /// `TANDEM_CORS_ORIGINS`: comma-separated origins; unset = CORS off.
+    pub cors_origins: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            database_url: DatabaseUrl::new("sqlite://tandem.db?mode=rwc"),
+            redis_url: None,
+            jwt_secret: None,
+            jwt_public_key: None,
+            jwt_issuer: None,
+            jwt_audience: None,
+            vendor: "tandem".into(),
+            default_version: 1,
+            v1_deprecated_at: None,
+            v1_sunset_at: None,
+            v1_brownouts: None,
+            max_page_size: 100,
+            default_page_size: 20,
+            max_body_bytes: 1_048_576,
+            max_upload_bytes: 10_485_760,
+            db_timeout_ms: 3000,
+            log_format: None,
+            rate_limit: 50,
+            maintenance: false,
+            cors_origins: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads the layered settings from the process environment.
+    pub fn load() -> anyhow::Result<Self> {
+        let mut figment = Figment::new();
+        let file = std::env::var("TANDEM_CONFIG").unwrap_or_else(|_| "tandem.toml".into());
+        figment = figment.merge(Toml::file(file));
+        // `Env::raw` keeps every value a string, so a numeric-looking secret stays a string.
+        let env = Env::prefixed("TANDEM_").ignore(&["CONFIG"]);
+        let settings: Settings = figment.merge(env).extract()?;
+        settings.check()?;
+        Ok(settings)
+    }
+
+    /// Refuses settings that cannot work together; called at start.
+    pub fn check(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            (1..=self.max_page_size).contains(&self.default_page_size),
+            "TANDEM_DEFAULT_PAGE_SIZE must be between 1 and TANDEM_MAX_PAGE_SIZE"
+        );
+        anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
+        if let Some(secret) = &self.jwt_secret {
+            anyhow::ensure!(
+                secret.expose_secret().len() >= 32,
+                "TANDEM_JWT_SECRET must be at least 32 bytes"
+            );
+        }
+        Ok(())
+    }
+
+    pub fn db_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.db_timeout_ms)
+    }
+}
+
+/// A connection URL whose password never reaches a log through `Debug` or `Display`.
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub struct DatabaseUrl(SecretString);
+
+impl DatabaseUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(SecretString::from(url.into()))
+    }
+
+    pub fn expose(&self) -> &str {
+        self.0.expose_secret()
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        let url = self.expose();
+        url.starts_with("postgres://") || url.starts_with("postgresql://")
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&mask_password(self.expose()))
+    }
+}
+
+/// `scheme://user:secret@host/db` → `scheme://user:***@host/db`.
+fn mask_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    match (authority.rfind('@'), authority.find(':')) {
+        (Some(at), Some(colon)) if colon < at => format!(
+            "{}{}:***{}",
+            &url[..scheme_end + 3],
+            &authority[..colon],
+            &rest[at..]
+        ),
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_masks_the_dsn_password_and_the_secret() {
+        let settings = Settings {
+            database_url: DatabaseUrl::new("postgres://app:hunter2@db:5432/tandem"),
+            jwt_secret: Some(SecretString::from("s".repeat(40))),
+            ..Settings::default()
+        };
+        let printed = format!("{settings:?}");
+        assert!(printed.contains("postgres://app:***@db:5432/tandem"), "{printed}");
+        assert!(!printed.contains("hunter2"));
+        assert!(!printed.contains(&"s".repeat(40)));
+    }
+
+    #[test]
+    fn urls_without_password_are_unchanged() {
+        assert_eq!(mask_password("sqlite://tandem.db?mode=rwc"), "sqlite://tandem.db?mode=rwc");
+        assert_eq!(mask_password("postgres://app@db/x"), "postgres://app@db/x");
+    }
+
+    #[test]
+    fn a_short_secret_is_refused() {
+        let settings = Settings {
+            jwt_secret: Some(SecretString::from("short")),
+            ..Settings::default()
+        };
+        assert!(settings.check().is_err());
+    }
+}

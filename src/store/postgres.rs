@@ -1,0 +1,195 @@
+//! PostgreSQL backend.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::{
+    PgPool, Row,
+    postgres::{PgPoolOptions, PgRow},
+};
+use uuid::Uuid;
+
+use super::{Constraint, NewUser, Store, StoreError, StoreResult, timed};
+use crate::core::user::{User, UserFields, UserRef};
+
+macro_rules! user_columns {
+    () => {
+        "id, uuid, name, email, age, created_at, updated_at, version"
+    };
+}
+
+/// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
+/// strings are built at compile time so nothing is formatted per request.
+macro_rules! by_ref {
+    ($id:expr, $before:expr, $after:expr) => {
+        match $id {
+            UserRef::Id(_) => concat!($before, " WHERE tenant = $1 AND id = $2", $after),
+            UserRef::Uuid(_) => concat!($before, " WHERE tenant = $1 AND uuid = $2", $after),
+        }
+    };
+}
+
+fn bind_ref<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    id: UserRef,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    match id {
+        UserRef::Id(id) => query.bind(id),
+        UserRef::Uuid(uuid) => query.bind(uuid),
+    }
+}
+
+pub struct PgStore {
+    pool: PgPool,
+    timeout: Duration,
+}
+
+impl PgStore {
+    pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(10)
+            .acquire_timeout(timeout)
+            // Released connections are pinged by the pool; pinging again on acquire doubles
+            // the round trips of every request.
+            .test_before_acquire(false)
+            .connect_lazy(url)?;
+        if migrate {
+            sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        }
+        Ok(Self { pool, timeout })
+    }
+}
+
+fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
+    Ok(User {
+        id: row.try_get("id")?,
+        uuid: row.try_get::<Uuid, _>("uuid")?,
+        name: row.try_get("name")?,
+        email: row.try_get("email")?,
+        age: row.try_get("age")?,
+        created_at: row.try_get::<DateTime<Utc>, _>("created_at")?,
+        updated_at: row.try_get::<DateTime<Utc>, _>("updated_at")?,
+        version: row.try_get("version")?,
+    })
+}
+
+fn classify(err: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(db) = &err {
+        let code = db.code().unwrap_or_default();
+        if code == "23505" && db.constraint() == Some("users_tenant_email_key") {
+            return StoreError::Conflict(Constraint::UserEmail);
+        }
+        // Connection exceptions, shutdown, too many connections, lock and statement timeouts.
+        if code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code.as_ref()) {
+            return StoreError::Unavailable(format!("database error {code}"));
+        }
+    }
+    StoreError::from_sqlx(err)
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> StoreResult<()> {
+        timed(self.timeout, async {
+            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
+        let sql = concat!(
+            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at) ",
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ",
+            user_columns!()
+        );
+        timed(self.timeout, async {
+            let row = sqlx::query(sql)
+                .bind(user.uuid)
+                .bind(tenant)
+                .bind(user.fields.name.as_str())
+                .bind(user.fields.email.as_str())
+                .bind(user.fields.email.key())
+                .bind(user.fields.age.map(|a| a.get()))
+                .bind(user.now)
+                .fetch_one(&self.pool)
+                .await
+                .map_err(classify)?;
+            user_from(row).map_err(classify)
+        })
+        .await
+    }
+
+    async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
+        let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
+        timed(self.timeout, async {
+            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?;
+            row.map(user_from).transpose().map_err(classify)
+        })
+        .await
+    }
+
+    async fn list_users(&self, tenant: &str, offset: u64, limit: u32) -> StoreResult<(Vec<User>, u64)> {
+        let page_sql = concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 ORDER BY id LIMIT $2 OFFSET $3");
+        timed(self.timeout, async {
+            let page = sqlx::query(page_sql)
+                .bind(tenant)
+                .bind(i64::from(limit))
+                .bind(offset as i64)
+                .fetch_all(&self.pool);
+            let count = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM users WHERE tenant = $1")
+                .bind(tenant)
+                .fetch_one(&self.pool);
+            let (rows, total) = tokio::try_join!(page, count).map_err(classify)?;
+            let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
+            Ok((users, total as u64))
+        })
+        .await
+    }
+
+    async fn update_user(
+        &self,
+        tenant: &str,
+        id: UserRef,
+        fields: &UserFields,
+        expected_version: Option<i64>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<User>> {
+        let sql = by_ref!(
+            id,
+            "UPDATE users SET name = $3, email = $4, email_key = $5, age = $6, updated_at = $7, version = version + 1",
+            concat!(" AND ($8::bigint IS NULL OR version = $8) RETURNING ", user_columns!())
+        );
+        timed(self.timeout, async {
+            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
+                .bind(fields.name.as_str())
+                .bind(fields.email.as_str())
+                .bind(fields.email.key())
+                .bind(fields.age.map(|a| a.get()))
+                .bind(now)
+                .bind(expected_version)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?;
+            row.map(user_from).transpose().map_err(classify)
+        })
+        .await
+    }
+
+    async fn delete_user(&self, tenant: &str, id: UserRef, expected_version: Option<i64>) -> StoreResult<bool> {
+        let sql = by_ref!(id, "DELETE FROM users", " AND ($3::bigint IS NULL OR version = $3)");
+        timed(self.timeout, async {
+            let done = bind_ref(sqlx::query(sql).bind(tenant), id)
+                .bind(expected_version)
+                .execute(&self.pool)
+                .await
+                .map_err(classify)?;
+            Ok(done.rows_affected() > 0)
+        })
+        .await
+    }
+}

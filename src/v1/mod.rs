@@ -1,0 +1,25 @@
+//! API version 1: the legacy contract, served unchanged on the spec's paths and under
+//! `/api/v1/`. This folder only translates between v1's wire shapes and the core.
+
+mod users;
+mod wire;
+
+use poem_openapi::OpenApiService;
+
+use crate::{dispatch::Version, http::error::render::BodyStyle};
+
+pub const NUMBER: u16 = 1;
+
+/// Legacy paths v1 serves when a request names no version (or names 1).
+const LEGACY: &[(&str, &str)] = &[("/users", "/users")];
+
+pub fn service() -> OpenApiService<users::UsersApi, ()> {
+    OpenApiService::new(users::UsersApi, "Tandem API", "1")
+        .description("Version 1 of the Tandem API: integer ids, JSON arrays with Link headers.")
+        .server("/api/v1")
+}
+
+pub fn version() -> Version {
+    let spec = serde_json::from_str(&service().spec()).expect("poem-openapi emits valid JSON");
+    Version { number: NUMBER, style: BodyStyle::Legacy, spec, legacy: LEGACY }
+}
