@@ -1,0 +1,128 @@
+//! `spawn`: the real application on port 0 with a fresh database, and typed request helpers.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use tandem::{AppState, Application, Settings, settings::DatabaseUrl};
+use tokio::sync::oneshot;
+
+use super::{Backend, Reply, send, tokens};
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub client: reqwest::Client,
+    pub database_url: String,
+    pub state: Arc<AppState>,
+    /// An admin token of the default tenant.
+    pub admin: String,
+    /// A token without roles, of the default tenant.
+    pub user: String,
+    stop: Option<oneshot::Sender<()>>,
+    pub stopped: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+/// The settings every test app starts from.
+pub fn test_settings(database_url: &str) -> Settings {
+    Settings {
+        listen: "127.0.0.1:0".into(),
+        database_url: DatabaseUrl::new(database_url),
+        jwt_secret: Some(SecretString::from(tokens::SECRET)),
+        db_timeout_ms: 1500,
+        ..Settings::default()
+    }
+}
+
+impl Backend {
+    pub async fn spawn(&self) -> TestApp {
+        self.spawn_with(|_| {}).await
+    }
+
+    /// Starts the app with adjusted settings on a fresh database.
+    pub async fn spawn_with(&self, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        let database_url = self.fresh_database().await;
+        let mut settings = test_settings(&database_url);
+        adjust(&mut settings);
+        TestApp::start(settings).await
+    }
+}
+
+impl TestApp {
+    pub async fn start(settings: Settings) -> TestApp {
+        let database_url = settings.database_url.expose().to_string();
+        let app = Application::build(settings).await.expect("the app builds");
+        let addr = app.local_addr();
+        let state = app.state();
+        let (stop, stopped_rx) = oneshot::channel::<()>();
+        let stopped = tokio::spawn(app.run_until_stopped(async move {
+            let _ = stopped_rx.await;
+        }));
+        TestApp {
+            addr,
+            client: reqwest::Client::new(),
+            database_url,
+            state,
+            admin: tokens::signed(&tokens::claims("admin-1", &["admin"])),
+            user: tokens::signed(&tokens::claims("user-1", &[])),
+            stop: Some(stop),
+            stopped: Some(stopped),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Starts a graceful shutdown; await `stopped` to see it finish.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// A request with the admin token.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, self.url(path)).bearer_auth(&self.admin)
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        send(self.request(reqwest::Method::GET, path)).await
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> Reply {
+        send(self.request(reqwest::Method::POST, path).json(body)).await
+    }
+
+    pub async fn put_json(&self, path: &str, body: &Value) -> Reply {
+        send(self.request(reqwest::Method::PUT, path).json(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Reply {
+        send(self.request(reqwest::Method::DELETE, path)).await
+    }
+
+    pub async fn patch(&self, path: &str, content_type: &str, body: &Value) -> Reply {
+        let request = self.request(reqwest::Method::PATCH, path).header("content-type", content_type).body(body.to_string());
+        send(request).await
+    }
+
+    /// Creates a user through v1 and returns its integer id.
+    pub async fn create_user(&self, name: &str, email: &str) -> i64 {
+        let reply = self.post_json("/users", &json!({"name": name, "email": email, "age": 30})).await;
+        reply.assert_status(201);
+        reply.json()["id"].as_i64().expect("an integer id")
+    }
+
+    /// The number of users in the default tenant, read through the API.
+    pub async fn user_count(&self) -> u64 {
+        let reply = self.get("/users?size=1").await;
+        reply.assert_status(200);
+        reply.header("x-total-count").expect("X-Total-Count").parse().unwrap()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
