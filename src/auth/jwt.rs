@@ -66,7 +66,11 @@ impl Verifier {
         let mut validation = Validation::new(algorithm);
         validation.leeway = LEEWAY_SECONDS;
         validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["sub", "exp"]);
+        // jsonwebtoken checks `iss`/`aud` only when present: a configured one must also be required.
+        let mut required = vec!["sub", "exp"];
+        required.extend(settings.jwt_issuer.as_ref().map(|_| "iss"));
+        required.extend(settings.jwt_audience.as_ref().map(|_| "aud"));
+        validation.set_required_spec_claims(&required);
         match &settings.jwt_issuer {
             Some(issuer) => validation.set_issuer(&[issuer]),
             None => validation.iss = None,
@@ -89,7 +93,7 @@ impl Verifier {
             return Err(InvalidToken("expired".into()));
         }
         let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
-            .map_err(|e| InvalidToken(format!("{:?}", e.kind())))?;
+            .map_err(|e| InvalidToken(reason(e.kind()).into()))?;
         let claims = data.claims;
         let principal = Arc::new(Principal {
             subject: claims.sub,
@@ -100,6 +104,25 @@ impl Verifier {
         // Only tokens already past `nbf` are cached, so the cache never admits one early.
         self.cache.insert(token.into(), principal.clone());
         Ok(principal)
+    }
+}
+
+/// A fixed reason for the log: jsonwebtoken's own messages can quote claim values.
+fn reason(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind::*;
+    match kind {
+        InvalidToken => "malformed",
+        InvalidSignature => "bad signature",
+        ExpiredSignature => "expired",
+        ImmatureSignature => "not yet valid (nbf)",
+        InvalidAudience => "wrong audience",
+        InvalidIssuer => "wrong issuer",
+        InvalidSubject => "wrong subject",
+        InvalidAlgorithm | InvalidAlgorithmName | MissingAlgorithm => "algorithm not accepted",
+        MissingRequiredClaim(_) => "a required claim is missing",
+        Base64(_) => "not base64url",
+        Json(_) | Utf8(_) => "claims are not the expected JSON",
+        _ => "invalid",
     }
 }
 
