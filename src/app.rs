@@ -86,7 +86,8 @@ impl Application {
     /// Serves until `shutdown` completes, then lets in-flight requests finish (up to 25 s).
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let endpoint = http::stack(routes(), self.state).boxed();
-        Server::new_with_acceptor(self.acceptor).run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE)).await
+        let acceptor = http::linger::LingeringAcceptor(self.acceptor);
+        Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE)).await
     }
 }
 

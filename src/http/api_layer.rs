@@ -1,5 +1,5 @@
 //! The layer in front of the versions: dispatch (version, route, legacy rewrite), then the
-//! Accept check, the body limit and authentication for API routes.
+//! Accept check, authentication and the body limit for API routes.
 
 use std::sync::Arc;
 
@@ -8,36 +8,19 @@ use poem::{
     http::{HeaderValue, header},
 };
 
-use super::{auth, body_limit, context};
+use super::{auth, body_limit, context, error::ApiError};
 use crate::{app::AppState, dispatch::Resolution};
 
 pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
-    let info = context::info(&req);
-    let target = match state.dispatch.resolve(&req, &info)? {
-        Resolution::PassThrough => return next.call(req).await.map(IntoResponse::into_response),
-        Resolution::Document { rewritten, .. } => {
-            if let Some(uri) = rewritten {
-                *req.uri_mut() = uri;
-            }
-            return next.call(req).await.map(IntoResponse::into_response);
+    let vendor_type = match prepare(&mut req, &state) {
+        Ok(vendor_type) => vendor_type,
+        Err(err) if has_body(&req) => {
+            // Refused before its body was read: the connection will close, and the client must
+            // be told so, or it sends its next request into a closing socket.
+            return Err(err.with_header("connection", "close").into());
         }
-        Resolution::Api(target) => target,
+        Err(err) => return Err(err.into()),
     };
-    let vendor_type = target.vendor_type;
-    let limit = if target.route.template.ends_with("/upload") || target.route.template.ends_with("/imports") {
-        state.settings.max_upload_bytes
-    } else {
-        state.settings.max_body_bytes
-    };
-    if let Some(uri) = target.rewritten {
-        *req.uri_mut() = uri;
-    }
-
-    let caller = auth::authenticate(&req, &state.verifier)?;
-    let _ = info.tenant.set(caller.tenant.clone());
-    req.extensions_mut().insert(caller);
-    body_limit::apply(&mut req, limit)?;
-
     let mut response = next.call(req).await?.into_response();
     if let Some(vendor_type) = vendor_type {
         let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
@@ -46,4 +29,39 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         }
     }
     Ok(response)
+}
+
+/// Every check before the request reaches its version. Returns the vendor media type to answer
+/// with, if the client asked for one.
+fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
+    let info = context::info(req);
+    let target = match state.dispatch.resolve(req, &info)? {
+        Resolution::PassThrough => return Ok(None),
+        Resolution::Document { rewritten, .. } => {
+            if let Some(uri) = rewritten {
+                *req.uri_mut() = uri;
+            }
+            return Ok(None);
+        }
+        Resolution::Api(target) => target,
+    };
+    let template = &target.route.template;
+    let limit = if template.ends_with("/upload") || template.ends_with("/imports") {
+        state.settings.max_upload_bytes
+    } else {
+        state.settings.max_body_bytes
+    };
+    if let Some(uri) = target.rewritten {
+        *req.uri_mut() = uri;
+    }
+    let caller = auth::authenticate(req, &state.verifier)?;
+    let _ = info.tenant.set(caller.tenant.clone());
+    req.extensions_mut().insert(caller);
+    body_limit::apply(req, limit)?;
+    Ok(target.vendor_type)
+}
+
+fn has_body(req: &Request) -> bool {
+    req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req.headers().get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0")
 }

@@ -17,11 +17,18 @@ impl BodyTooLarge {
         ApiError::new(Kind::PayloadTooLarge).with_detail(self.0.to_string())
     }
 
-    /// Finds the marker inside a body-read error.
+    /// Finds the marker inside a body-read error, however deeply the stream wrapped it.
     pub fn find(err: &ReadBodyError) -> Option<&BodyTooLarge> {
-        match err {
-            ReadBodyError::Io(io) => io.get_ref()?.downcast_ref::<BodyTooLarge>(),
-            _ => None,
+        let ReadBodyError::Io(io) = err else { return None };
+        let mut current: &(dyn std::error::Error + 'static) = io.get_ref()?;
+        loop {
+            if let Some(found) = current.downcast_ref::<BodyTooLarge>() {
+                return Some(found);
+            }
+            current = match current.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref()) {
+                Some(inner) => inner,
+                None => current.source()?,
+            };
         }
     }
 }

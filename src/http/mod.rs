@@ -8,6 +8,7 @@ pub mod body_limit;
 pub mod boundary;
 pub mod context;
 pub mod error;
+pub mod linger;
 pub mod payload;
 pub mod security;
 pub mod wire;

@@ -1,5 +1,6 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
+mod errors;
 mod harness;
 mod auth;
 mod tenants;
@@ -7,5 +8,5 @@ mod users;
 mod validation;
 
 fn main() {
-    harness::run(vec![users::scenarios(), validation::scenarios(), auth::scenarios(), tenants::scenarios()]);
+    harness::run(vec![users::scenarios(), errors::scenarios(), validation::scenarios(), auth::scenarios(), tenants::scenarios()]);
 }

@@ -6,6 +6,7 @@
 pub mod app;
 pub mod logs;
 pub mod proxy;
+pub mod raw;
 pub mod reply;
 pub mod tokens;
 
