@@ -1,12 +1,24 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
+mod auth;
 mod errors;
 mod harness;
-mod auth;
+mod lifecycle;
+mod logs;
+mod outage;
 mod tenants;
 mod users;
 mod validation;
 
 fn main() {
-    harness::run(vec![users::scenarios(), errors::scenarios(), validation::scenarios(), auth::scenarios(), tenants::scenarios()]);
+    harness::run(vec![
+        users::scenarios(),
+        validation::scenarios(),
+        auth::scenarios(),
+        tenants::scenarios(),
+        errors::scenarios(),
+        outage::scenarios(),
+        logs::scenarios(),
+        lifecycle::scenarios(),
+    ]);
 }

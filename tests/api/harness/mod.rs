@@ -28,21 +28,31 @@ pub type ScenarioFn = fn(Backend) -> ScenarioFuture;
 
 pub const POSTGRES_ENV: &str = "TANDEM_TEST_POSTGRES_URL";
 
-/// One named behaviour, run on each backend.
+/// One named behaviour, run on each backend it applies to.
 pub struct Scenario {
     pub name: String,
     pub run: ScenarioFn,
+    /// Only meaningful on PostgreSQL (a network database can become unreachable; a file can't).
+    pub postgres_only: bool,
 }
 
-/// Declares a module's scenarios: `scenarios![create_returns_201, …];`.
+/// Declares a module's scenarios: `scenarios![a, b; postgres only: c];`.
 #[macro_export]
 macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {
+    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)?) => {
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
-            vec![$($crate::harness::Scenario {
-                name: format!("{}::{}", module_path!().trim_start_matches("api::"), stringify!($name)),
+            let name = |f: &str| format!("{}::{}", module_path!().trim_start_matches("api::"), f);
+            let mut all = vec![$($crate::harness::Scenario {
+                name: name(stringify!($name)),
                 run: |backend| Box::pin($name(backend)),
-            }),*]
+                postgres_only: false,
+            }),*];
+            $($(all.push($crate::harness::Scenario {
+                name: name(stringify!($pg)),
+                run: |backend| Box::pin($pg(backend)),
+                postgres_only: true,
+            });)*)?
+            all
         }
     };
 }
@@ -173,8 +183,10 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
     let scenarios: Vec<Scenario> = groups.into_iter().flatten().collect();
     let mut trials = Vec::new();
     for scenario in &scenarios {
-        let sqlite = Backend::Sqlite { dirs: Arc::default() };
-        trials.push(trial("sqlite", scenario, Some(sqlite)));
+        if !scenario.postgres_only {
+            let sqlite = Backend::Sqlite { dirs: Arc::default() };
+            trials.push(trial("sqlite", scenario, Some(sqlite)));
+        }
         let pg = postgres.clone().map(|admin_url| Backend::Postgres { admin_url, created: Arc::default() });
         trials.push(trial("postgres", scenario, pg));
     }

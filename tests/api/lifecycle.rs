@@ -1,0 +1,66 @@
+//! Start and stop: SIGTERM lets in-flight requests finish and exits 0.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use serde_json::json;
+
+use crate::{
+    harness::{Backend, send, tokens},
+    outage::WriteLock,
+};
+
+crate::scenarios![shutdown_finishes_the_request_in_flight, sigterm_stops_the_binary_with_exit_0];
+
+async fn shutdown_finishes_the_request_in_flight(backend: Backend) {
+    let mut app = backend.spawn_with(|s| s.db_timeout_ms = 10_000).await;
+    let lock = WriteLock::take(&app.database_url).await;
+
+    let request = app.request(reqwest::Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}));
+    let in_flight = tokio::spawn(send(request));
+    // The request is waiting on the lock; give it time to reach the store.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.stop();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // No new connections once stopping.
+    assert!(reqwest::Client::new().get(app.url("/health/live")).send().await.is_err());
+
+    lock.release().await;
+    let reply = in_flight.await.unwrap();
+    reply.assert_status(201);
+    let stopped = app.stopped.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), stopped).await.expect("the server stops").unwrap().unwrap();
+}
+
+async fn sigterm_stops_the_binary_with_exit_0(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("serve")
+        .env("TANDEM_LISTEN", "127.0.0.1:0")
+        .env("TANDEM_DATABASE_URL", &database_url)
+        .env("TANDEM_JWT_SECRET", tokens::SECRET)
+        .env("TANDEM_LOG_FORMAT", "json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().unwrap();
+    let (address_tx, address_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(address) = serde_json::from_str::<serde_json::Value>(&line).ok().and_then(|v| v["fields"]["address"].as_str().map(str::to_string)) {
+                let _ = address_tx.send(address);
+            }
+        }
+    });
+    let address = address_rx.recv_timeout(Duration::from_secs(20)).expect("the chosen address is logged");
+    let live = send(reqwest::Client::new().get(format!("http://{address}/health/live"))).await;
+    live.assert_status(200);
+
+    Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(0));
+}

@@ -1,0 +1,104 @@
+//! A store that stops answering: 503 with Retry-After within the timeout, readiness says so,
+//! and the service recovers by itself.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::harness::{Backend, TestApp, app::test_settings, proxy::Proxy, send};
+
+crate::scenarios![a_locked_store_is_503_within_the_timeout; postgres only: an_unreachable_store_is_503_then_recovers];
+
+/// Polls until `path` answers `status`, for at most `within`.
+async fn eventually(app: &TestApp, path: &str, status: u16, within: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if app.get(path).await.status == status {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn an_unreachable_store_is_503_then_recovers(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let proxy = Proxy::start("127.0.0.1:5432".parse().unwrap()).await;
+    let through_proxy = database_url.replacen("127.0.0.1:5432", &proxy.addr.to_string(), 1);
+    assert_ne!(through_proxy, database_url, "the test URL names 127.0.0.1:5432");
+    let app = TestApp::start(test_settings(&through_proxy)).await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+
+    proxy.cut();
+    let started = Instant::now();
+    let down = app.get(&format!("/users/{id}")).await;
+    down.assert_status(503);
+    assert!(started.elapsed() < Duration::from_millis(1500 + 1000), "took {:?}", started.elapsed());
+    assert_eq!(down.header("retry-after"), Some("5"));
+    assert_eq!(down.json()["message"], "Temporarily unavailable; retry later");
+    let ready = send(app.client.get(app.url("/health/ready"))).await;
+    ready.assert_status(503);
+    assert_eq!(ready.json()["checks"]["database"], "unreachable");
+    send(app.client.get(app.url("/health/live"))).await.assert_status(200);
+
+    proxy.restore();
+    assert!(eventually(&app, &format!("/users/{id}"), 200, Duration::from_secs(5)).await, "no recovery");
+    send(app.client.get(app.url("/health/ready"))).await.assert_status(200);
+}
+
+/// Holds the database's write lock from another connection until dropped.
+pub struct WriteLock {
+    release: Option<tokio::sync::oneshot::Sender<()>>,
+    done: tokio::task::JoinHandle<()>,
+}
+
+impl WriteLock {
+    pub async fn take(database_url: &str) -> WriteLock {
+        let (locked_tx, locked_rx) = tokio::sync::oneshot::channel();
+        let (release, release_rx) = tokio::sync::oneshot::channel::<()>();
+        let url = database_url.to_string();
+        let done = tokio::spawn(async move {
+            if url.starts_with("postgres") {
+                let pool = sqlx::PgPool::connect(&url).await.unwrap();
+                let mut tx = pool.begin().await.unwrap();
+                sqlx::query("LOCK TABLE users IN ACCESS EXCLUSIVE MODE").execute(&mut *tx).await.unwrap();
+                let _ = locked_tx.send(());
+                let _ = release_rx.await;
+                tx.rollback().await.unwrap();
+            } else {
+                let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+                let mut tx = pool.begin().await.unwrap();
+                sqlx::query("DELETE FROM users WHERE id < 0").execute(&mut *tx).await.unwrap();
+                let _ = locked_tx.send(());
+                let _ = release_rx.await;
+                tx.rollback().await.unwrap();
+            }
+        });
+        locked_rx.await.expect("the lock is taken");
+        WriteLock { release: Some(release), done }
+    }
+
+    pub async fn release(mut self) {
+        if let Some(release) = self.release.take() {
+            let _ = release.send(());
+        }
+        (&mut self.done).await.unwrap();
+    }
+}
+
+async fn a_locked_store_is_503_within_the_timeout(backend: Backend) {
+    let app = backend.spawn_with(|s| s.db_timeout_ms = 800).await;
+    let lock = WriteLock::take(&app.database_url).await;
+
+    let started = Instant::now();
+    let blocked = app.post_json("/users", &json!({"name": "Ada", "email": "ada@example.com"})).await;
+    blocked.assert_status(503);
+    assert!(started.elapsed() < Duration::from_millis(800 + 1200), "took {:?}", started.elapsed());
+    assert_eq!(blocked.header("retry-after"), Some("5"));
+
+    lock.release().await;
+    let created = send(app.request(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}))).await;
+    created.assert_status(201);
+    assert_eq!(app.user_count().await, 1);
+}
