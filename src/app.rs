@@ -41,7 +41,15 @@ impl AppState {
         let store = store::connect(&settings.database_url, settings.db_timeout(), true).await?;
         let page_limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
-        Ok(Arc::new(Self { users: Users::new(store.clone()), store, verifier, dispatch, page_limits, supported_versions, settings }))
+        Ok(Arc::new(Self {
+            users: Users::new(store.clone()),
+            store,
+            verifier,
+            dispatch,
+            page_limits,
+            supported_versions,
+            settings,
+        }))
     }
 }
 

@@ -91,9 +91,12 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
         }
         Command::Token { sub, roles, tenant, ttl } => {
             let KeySource::Secret(secret) = dev_secret::key_source(&settings)? else {
-                anyhow::bail!("tandem token signs with an HS256 secret; with TANDEM_JWT_PUBLIC_KEY, mint tokens with your issuer")
+                anyhow::bail!(
+                    "tandem token signs with an HS256 secret; with TANDEM_JWT_PUBLIC_KEY, mint tokens with your issuer"
+                )
             };
-            let request = TokenRequest { subject: &sub, roles: &roles, tenant: tenant.as_deref(), ttl: jwt::parse_ttl(&ttl)? };
+            let request =
+                TokenRequest { subject: &sub, roles: &roles, tenant: tenant.as_deref(), ttl: jwt::parse_ttl(&ttl)? };
             println!("{}", jwt::mint(&secret, &request, &settings, chrono::Utc::now().timestamp())?);
             Ok(())
         }
@@ -113,7 +116,8 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
 /// Completes on SIGTERM or SIGINT.
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
     tokio::select! {
         _ = interrupt => {},
         _ = terminate.recv() => {},

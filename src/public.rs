@@ -9,7 +9,10 @@ use poem::{
 };
 use serde_json::json;
 
-use crate::{app::AppState, http::error::{ApiError, Kind}};
+use crate::{
+    app::AppState,
+    http::error::{ApiError, Kind},
+};
 
 /// 200 while the process serves.
 #[handler]

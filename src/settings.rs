@@ -114,10 +114,7 @@ impl Settings {
         );
         anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
         if let Some(secret) = &self.jwt_secret {
-            anyhow::ensure!(
-                secret.expose_secret().len() >= 32,
-                "TANDEM_JWT_SECRET must be at least 32 bytes"
-            );
+            anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");
         }
         Ok(())
     }
@@ -162,12 +159,9 @@ fn mask_password(url: &str) -> String {
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let authority = &rest[..authority_end];
     match (authority.rfind('@'), authority.find(':')) {
-        (Some(at), Some(colon)) if colon < at => format!(
-            "{}{}:***{}",
-            &url[..scheme_end + 3],
-            &authority[..colon],
-            &rest[at..]
-        ),
+        (Some(at), Some(colon)) if colon < at => {
+            format!("{}{}:***{}", &url[..scheme_end + 3], &authority[..colon], &rest[at..])
+        }
         _ => url.to_string(),
     }
 }
@@ -197,10 +191,7 @@ mod tests {
 
     #[test]
     fn a_short_secret_is_refused() {
-        let settings = Settings {
-            jwt_secret: Some(SecretString::from("short")),
-            ..Settings::default()
-        };
+        let settings = Settings { jwt_secret: Some(SecretString::from("short")), ..Settings::default() };
         assert!(settings.check().is_err());
     }
 }

@@ -14,19 +14,12 @@ pub fn subscriber<W>(format: LogFormat, writer: W) -> Box<dyn Subscriber + Send 
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
-    let filter = EnvFilter::try_from_env("TANDEM_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,poem=warn"));
+    let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,poem=warn"));
     let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Json => Box::new(
-            registry.with(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_current_span(true)
-                    .with_span_list(false)
-                    .with_writer(writer),
-            ),
-        ),
+        LogFormat::Json => Box::new(registry.with(
+            tracing_subscriber::fmt::layer().json().with_current_span(true).with_span_list(false).with_writer(writer),
+        )),
         LogFormat::Text => Box::new(registry.with(tracing_subscriber::fmt::layer().with_writer(writer))),
     }
 }

@@ -135,7 +135,12 @@ pub struct TokenRequest<'a> {
 }
 
 /// Signs an HS256 token with `secret`, with the configured issuer and audience.
-pub fn mint(secret: &SecretString, request: &TokenRequest<'_>, settings: &Settings, now: i64) -> anyhow::Result<String> {
+pub fn mint(
+    secret: &SecretString,
+    request: &TokenRequest<'_>,
+    settings: &Settings,
+    now: i64,
+) -> anyhow::Result<String> {
     let claims = Claims {
         sub: request.subject.to_string(),
         exp: now + request.ttl.as_secs() as i64,

@@ -37,9 +37,7 @@ impl From<StoreError> for CoreError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Unavailable(cause) => CoreError::Unavailable(cause),
-            StoreError::Conflict(crate::store::Constraint::UserEmail) => {
-                CoreError::Conflict(Conflict::DuplicateEmail)
-            }
+            StoreError::Conflict(crate::store::Constraint::UserEmail) => CoreError::Conflict(Conflict::DuplicateEmail),
             StoreError::Other(err) => CoreError::Internal(err),
         }
     }

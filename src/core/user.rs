@@ -98,7 +98,8 @@ impl UserFields {
         let (name, email, age) = (reader.string("name"), reader.string("email"), reader.integer("age"));
         let mut errors = reader.into_errors();
         // A field whose type was wrong is already reported; don't add "required" on top.
-        let typed_badly = |field: &str| errors.iter().any(|e| e.location == FieldError::body(field, Rule::Invalid).location);
+        let typed_badly =
+            |field: &str| errors.iter().any(|e| e.location == FieldError::body(field, Rule::Invalid).location);
         let (bad_name, bad_email, bad_age) = (typed_badly("name"), typed_badly("email"), typed_badly("age"));
 
         let name = match name {

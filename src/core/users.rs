@@ -79,14 +79,16 @@ impl Users {
         if precondition.is_some_and(|v| v != current.version) {
             return Err(CoreError::PreconditionFailed);
         }
-        let document = patch::apply(&current.writable_document(), patch, &USER_FIELDS, &PROTECTED_FIELDS, policy.strict)?;
+        let document =
+            patch::apply(&current.writable_document(), patch, &USER_FIELDS, &PROTECTED_FIELDS, policy.strict)?;
         let reader = ObjectReader::new(&document).map_err(|e| CoreError::PatchResultInvalid(vec![e]))?;
         let fields = UserFields::read(reader, policy.age_required).map_err(|errors| match patch {
             Patch::Merge(_) => CoreError::Validation(errors),
             Patch::Json(_) => CoreError::PatchResultInvalid(errors),
         })?;
         let now = Utc::now().trunc_subsecs(0);
-        let updated = self.store.update_user(tenant, UserRef::Id(current.id), &fields, Some(current.version), now).await?;
+        let updated =
+            self.store.update_user(tenant, UserRef::Id(current.id), &fields, Some(current.version), now).await?;
         // Someone else wrote between our read and our write: the client must look again.
         updated.ok_or(CoreError::Conflict(Conflict::ConcurrentUpdate))
     }

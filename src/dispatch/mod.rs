@@ -50,7 +50,10 @@ pub enum Resolution<'a> {
     /// Not an API path (health, docs, problems) or unknown: the router decides.
     PassThrough,
     /// A version's OpenAPI document: public, but stamped with its version.
-    Document { version: u16, rewritten: Option<Uri> },
+    Document {
+        version: u16,
+        rewritten: Option<Uri>,
+    },
     Api(Target<'a>),
 }
 
@@ -73,7 +76,12 @@ impl Dispatch {
         let supported = versions.iter().map(|v| v.number.to_string()).collect::<Vec<_>>().join(", ");
         let versions = versions
             .into_iter()
-            .map(|v| Entry { number: v.number, style: v.style, routes: RouteTable::from_openapi(&v.spec), legacy: v.legacy })
+            .map(|v| Entry {
+                number: v.number,
+                style: v.style,
+                routes: RouteTable::from_openapi(&v.spec),
+                legacy: v.legacy,
+            })
             .collect();
         Ok(Self { versions, default_version, vendor: vendor.to_string(), supported })
     }
@@ -117,10 +125,13 @@ impl Dispatch {
 
         let (relative, legacy) = match from_uri {
             Some((_, rest)) => (rest.to_string(), false),
-            None => match entry.legacy.iter().find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}"))) {
-                Some(relative) => (relative, true),
-                None => return Err(ApiError::new(Kind::NotFound)),
-            },
+            None => {
+                match entry.legacy.iter().find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}")))
+                {
+                    Some(relative) => (relative, true),
+                    None => return Err(ApiError::new(Kind::NotFound)),
+                }
+            }
         };
         let _ = info.legacy.set(legacy);
         let rewritten = legacy.then(|| rewrite(req.uri(), version, &relative));
@@ -130,7 +141,8 @@ impl Dispatch {
         let route = entry.routes.find(&relative).ok_or_else(|| ApiError::new(Kind::NotFound))?;
         let _ = info.route.set(route.template.clone());
         if !route.methods.contains(req.method()) {
-            let err = ApiError::new(Kind::MethodNotAllowed).with_detail(&route.allow).with_header("allow", &route.allow);
+            let err =
+                ApiError::new(Kind::MethodNotAllowed).with_detail(&route.allow).with_header("allow", &route.allow);
             return Err(err);
         }
         if !sources::accepts_json(req.headers(), vendor.is_some()) {

@@ -23,7 +23,10 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     };
     let mut response = next.call(req).await?.into_response();
     if let Some(vendor_type) = vendor_type {
-        let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
+        let is_json = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|ct| ct.as_bytes().starts_with(b"application/json"));
         if let (true, Ok(value)) = (is_json, HeaderValue::from_str(&vendor_type)) {
             response.headers_mut().insert(header::CONTENT_TYPE, value);
         }

@@ -35,7 +35,8 @@ impl BodyTooLarge {
 
 /// Refuses a declared length over `limit` at once, and caps the stream of any other body.
 pub fn apply(req: &mut Request, limit: u64) -> Result<(), ApiError> {
-    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     match declared {
         Some(length) if length > limit => return Err(BodyTooLarge(limit).into_api_error()),
         Some(0) => return Ok(()),

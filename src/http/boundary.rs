@@ -38,7 +38,9 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         Err(err) => {
             let api = classify::from_poem(err);
             if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
-                span.in_scope(|| tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed"));
+                span.in_scope(
+                    || tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed"),
+                );
             }
             let ctx = RenderContext {
                 style: state.dispatch.style(info.version.get().copied()),
@@ -82,5 +84,9 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
-    panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str)).unwrap_or("(no message)")
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }

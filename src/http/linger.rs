@@ -12,11 +12,11 @@ use std::{
     time::Duration,
 };
 
+use poem::http::uri::Scheme;
 use poem::{
     listener::Acceptor,
     web::{LocalAddr, RemoteAddr},
 };
-use poem::http::uri::Scheme;
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     time::{Instant, Sleep},
@@ -67,7 +67,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for LingeringIo<T> {
         Pin::new(&mut self.io).poll_flush(cx)
     }
 
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 
@@ -81,7 +85,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for LingeringIo<T> {
             if let Err(err) = std::task::ready!(Pin::new(&mut this.io).poll_shutdown(cx)) {
                 return Poll::Ready(Err(err));
             }
-            this.drain = Some(Drain { deadline: Box::pin(tokio::time::sleep_until(Instant::now() + DRAIN_TIME)), discarded: 0 });
+            this.drain =
+                Some(Drain { deadline: Box::pin(tokio::time::sleep_until(Instant::now() + DRAIN_TIME)), discarded: 0 });
         }
         let drain = this.drain.as_mut().expect("set above");
         let mut scratch = [0u8; 16 * 1024];

@@ -6,8 +6,7 @@ use std::marker::PhantomData;
 
 use poem::{Request, RequestBody};
 use poem_openapi::{
-    ApiExtractor, ApiExtractorType, ExtractParamOptions,
-    impl_apirequest_for_payload,
+    ApiExtractor, ApiExtractorType, ExtractParamOptions, impl_apirequest_for_payload,
     payload::{ParsePayload, Payload},
     registry::{MetaMediaType, MetaRequest, MetaSchemaRef, Registry},
     types::Type,
@@ -77,7 +76,7 @@ impl<T: Type> Payload for JsonBody<T> {
 impl<T: Type> ParsePayload for JsonBody<T> {
     const IS_REQUIRED: bool = true;
 
-    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+    async fn from_request(_request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
         Ok(Self { value: read_json(body).await?, _schema: PhantomData })
     }
 }
@@ -106,6 +105,7 @@ impl<'a, T: Type, O: Type> ApiExtractor<'a> for PatchBody<T, O> {
             description: None,
             content: vec![
                 MetaMediaType { content_type: MERGE_PATCH, schema: T::schema_ref() },
+                MetaMediaType { content_type: JSON, schema: T::schema_ref() },
                 MetaMediaType { content_type: JSON_PATCH, schema: O::schema_ref() },
             ],
             required: true,

@@ -124,23 +124,18 @@ impl Store for PgStore {
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
-            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(classify)?;
+            let row = bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(&self.pool).await.map_err(classify)?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
     }
 
     async fn list_users(&self, tenant: &str, offset: u64, limit: u32) -> StoreResult<(Vec<User>, u64)> {
-        let page_sql = concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 ORDER BY id LIMIT $2 OFFSET $3");
+        let page_sql =
+            concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 ORDER BY id LIMIT $2 OFFSET $3");
         timed(self.timeout, async {
-            let page = sqlx::query(page_sql)
-                .bind(tenant)
-                .bind(i64::from(limit))
-                .bind(offset as i64)
-                .fetch_all(&self.pool);
+            let page =
+                sqlx::query(page_sql).bind(tenant).bind(i64::from(limit)).bind(offset as i64).fetch_all(&self.pool);
             let count = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM users WHERE tenant = $1")
                 .bind(tenant)
                 .fetch_one(&self.pool);

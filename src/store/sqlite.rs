@@ -51,11 +51,7 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(timeout)
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(timeout)
-            .connect_with(options)
-            .await?;
+        let pool = SqlitePoolOptions::new().max_connections(4).acquire_timeout(timeout).connect_with(options).await?;
         if migrate {
             sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         }
@@ -133,17 +129,15 @@ impl Store for SqliteStore {
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
-            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(classify)?;
+            let row = bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(&self.pool).await.map_err(classify)?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
     }
 
     async fn list_users(&self, tenant: &str, offset: u64, limit: u32) -> StoreResult<(Vec<User>, u64)> {
-        let page_sql = concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = ?1 ORDER BY id LIMIT ?2 OFFSET ?3");
+        let page_sql =
+            concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = ?1 ORDER BY id LIMIT ?2 OFFSET ?3");
         timed(self.timeout, async {
             let rows = sqlx::query(page_sql)
                 .bind(tenant)

@@ -10,7 +10,9 @@ use poem_openapi::{
 };
 use serde_json::Value;
 
-use super::wire::{ChangedUser, CreatedUser, DeletedUser, JsonPatchOperation, OneUser, UserInputV1, UserList, UserMergePatchV1, UserV1};
+use super::wire::{
+    ChangedUser, CreatedUser, DeletedUser, JsonPatchOperation, OneUser, UserInputV1, UserList, UserMergePatchV1, UserV1,
+};
 use crate::{
     app::AppState,
     core::{
@@ -122,7 +124,12 @@ impl UsersApi {
 
     /// Delete a user (admin only).
     #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
-    async fn delete(&self, auth: BearerAuth, state: Data<&Arc<AppState>>, id: Path<String>) -> Result<DeletedUser, Fail> {
+    async fn delete(
+        &self,
+        auth: BearerAuth,
+        state: Data<&Arc<AppState>>,
+        id: Path<String>,
+    ) -> Result<DeletedUser, Fail> {
         if !auth.0.is_admin() {
             return Err(ApiError::new(Kind::AdminRequired).into());
         }

@@ -86,7 +86,8 @@ async fn issuer_and_audience_are_checked_when_configured(backend: Backend) {
             s.jwt_audience = Some("tandem".into());
         })
         .await;
-    let with = |iss: &str, aud: &str| tokens::signed(&json!({"sub": "ada", "exp": now() + 600, "iss": iss, "aud": aud}));
+    let with =
+        |iss: &str, aud: &str| tokens::signed(&json!({"sub": "ada", "exp": now() + 600, "iss": iss, "aud": aud}));
     assert_eq!(status_with(&app, &with("https://issuer.example", "tandem")).await.0, 200);
     assert_eq!(status_with(&app, &with("https://issuer.example", "other")).await.0, 401);
     assert_eq!(status_with(&app, &with("https://evil.example", "tandem")).await.0, 401);

@@ -1,7 +1,10 @@
 //! The error spine: every error, from the framework or our code, in the version's body shape
 //! with the right status, never with internals.
 
-use poem::{EndpointExt, Route, get, handler, listener::{Acceptor, Listener, TcpListener}};
+use poem::{
+    EndpointExt, Route, get, handler,
+    listener::{Acceptor, Listener, TcpListener},
+};
 use reqwest::Method;
 use serde_json::json;
 
@@ -55,7 +58,8 @@ async fn a_body_over_the_limit_is_413_with_or_without_content_length(backend: Ba
     let app = backend.spawn().await;
     let big = format!(r#"{{"name": "Ada", "email": "ada@example.com", "padding": "{}"}}"#, "x".repeat(2 * 1024 * 1024));
 
-    let declared = send(app.request(Method::POST, "/users").header("content-type", "application/json").body(big.clone())).await;
+    let declared =
+        send(app.request(Method::POST, "/users").header("content-type", "application/json").body(big.clone())).await;
     declared.assert_status(413);
     assert_eq!(declared.json()["message"], "The body exceeds 1048576 bytes");
     assert_eq!(declared.header("connection"), Some("close"));
@@ -94,7 +98,10 @@ async fn an_unexpected_error_is_500_without_internals(backend: Backend) {
     }
     // The log has the cause, tagged with the correlation id.
     let logs = crate::harness::logs::captured();
-    let line = logs.lines().find(|l| l.contains("broken-table-1") && l.contains("request failed")).expect("the cause is logged");
+    let line = logs
+        .lines()
+        .find(|l| l.contains("broken-table-1") && l.contains("request failed"))
+        .expect("the cause is logged");
     assert!(line.contains("database query"), "{line}");
 }
 

@@ -19,7 +19,8 @@ async fn shutdown_finishes_the_request_in_flight(backend: Backend) {
     let mut app = backend.spawn_with(|s| s.db_timeout_ms = 10_000).await;
     let lock = WriteLock::take(&app.database_url).await;
 
-    let request = app.request(reqwest::Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}));
+    let request =
+        app.request(reqwest::Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}));
     let in_flight = tokio::spawn(send(request));
     // The request is waiting on the lock; give it time to reach the store.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -51,7 +52,10 @@ async fn sigterm_stops_the_binary_with_exit_0(backend: Backend) {
     let (address_tx, address_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(address) = serde_json::from_str::<serde_json::Value>(&line).ok().and_then(|v| v["fields"]["address"].as_str().map(str::to_string)) {
+            if let Some(address) = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["fields"]["address"].as_str().map(str::to_string))
+            {
                 let _ = address_tx.send(address);
             }
         }

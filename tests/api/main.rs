@@ -1,6 +1,7 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
 mod auth;
+mod contract;
 mod errors;
 mod harness;
 mod lifecycle;
@@ -20,5 +21,6 @@ fn main() {
         outage::scenarios(),
         logs::scenarios(),
         lifecycle::scenarios(),
+        contract::scenarios(),
     ]);
 }

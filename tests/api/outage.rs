@@ -98,7 +98,8 @@ async fn a_locked_store_is_503_within_the_timeout(backend: Backend) {
     assert_eq!(blocked.header("retry-after"), Some("5"));
 
     lock.release().await;
-    let created = send(app.request(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}))).await;
+    let created =
+        send(app.request(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}))).await;
     created.assert_status(201);
     assert_eq!(app.user_count().await, 1);
 }

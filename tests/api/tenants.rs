@@ -20,14 +20,16 @@ async fn another_tenants_user_is_404_and_untouched(backend: Backend) {
     let in_a = |method: Method, path: &str| app.request(method, path).header("x-tenant-id", "tenant-a");
     let in_b = |method: Method, path: &str| app.request(method, path).header("x-tenant-id", "tenant-b");
 
-    let created = send(in_a(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com", "age": 36}))).await;
+    let created =
+        send(in_a(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com", "age": 36}))).await;
     created.assert_status(201);
     let path = created.header("location").unwrap().to_string();
     let before = app.state.users.get("tenant-a", UserRef::Id(1)).await.unwrap();
 
     send(in_b(Method::GET, &path)).await.assert_status(404);
     send(in_b(Method::PUT, &path).json(&json!({"name": "Eve", "email": "eve@example.com"}))).await.assert_status(404);
-    let patch = in_b(Method::PATCH, &path).header("content-type", "application/merge-patch+json").body(r#"{"name":"Eve"}"#);
+    let patch =
+        in_b(Method::PATCH, &path).header("content-type", "application/merge-patch+json").body(r#"{"name":"Eve"}"#);
     send(patch).await.assert_status(404);
     send(in_b(Method::DELETE, &path)).await.assert_status(404);
     let list = send(in_b(Method::GET, "/users")).await;
@@ -44,7 +46,13 @@ async fn a_token_bound_to_a_tenant_acts_only_there(backend: Backend) {
     let app = backend.spawn().await;
     let bound = tokens::signed(&json!({"sub": "ada", "exp": now() + 600, "tenant": "acme", "roles": ["admin"]}));
 
-    let created = send(app.client.post(app.url("/users")).bearer_auth(&bound).json(&json!({"name": "Ada", "email": "ada@example.com"}))).await;
+    let created = send(
+        app.client
+            .post(app.url("/users"))
+            .bearer_auth(&bound)
+            .json(&json!({"name": "Ada", "email": "ada@example.com"})),
+    )
+    .await;
     created.assert_status(201);
     assert!(app.state.users.get("acme", UserRef::Id(1)).await.is_ok());
 
@@ -58,7 +66,12 @@ async fn a_token_bound_to_a_tenant_acts_only_there(backend: Backend) {
 async fn a_malformed_tenant_header_is_400(backend: Backend) {
     let app = backend.spawn().await;
     for bad in ["Acme", "a_b", "a.b", &"a".repeat(64)] {
-        let reply = send(app.request(Method::POST, "/users").header("x-tenant-id", bad).json(&json!({"name": "A", "email": "a@example.com"}))).await;
+        let reply = send(
+            app.request(Method::POST, "/users")
+                .header("x-tenant-id", bad)
+                .json(&json!({"name": "A", "email": "a@example.com"})),
+        )
+        .await;
         reply.assert_status(400);
         assert_eq!(reply.error_codes(), vec![("X-Tenant-ID".into(), "invalid".into())], "{bad}");
     }

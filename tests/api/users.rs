@@ -68,7 +68,9 @@ async fn list_pages_carry_total_and_links(backend: Backend) {
     assert_eq!(first.header("x-total-count"), Some("5"));
     assert_eq!(
         first.header("link"),
-        Some(r#"</users?page=0&size=2>; rel="first", </users?page=1&size=2>; rel="next", </users?page=2&size=2>; rel="last""#)
+        Some(
+            r#"</users?page=0&size=2>; rel="first", </users?page=1&size=2>; rel="next", </users?page=2&size=2>; rel="last""#
+        )
     );
 
     let middle = app.get("/api/v1/users?page=1&size=2").await;
@@ -85,7 +87,9 @@ async fn list_pages_carry_total_and_links(backend: Backend) {
     assert_eq!(last.json(), json!([{"id": 5, "name": "User 5"}]));
     assert_eq!(
         last.header("link"),
-        Some(r#"</users?page=0&size=2>; rel="first", </users?page=1&size=2>; rel="prev", </users?page=2&size=2>; rel="last""#)
+        Some(
+            r#"</users?page=0&size=2>; rel="first", </users?page=1&size=2>; rel="prev", </users?page=2&size=2>; rel="last""#
+        )
     );
 
     let beyond = app.get("/users?page=7&size=2").await;
@@ -121,7 +125,8 @@ async fn put_replaces_and_can_answer_minimal(backend: Backend) {
     let app = backend.spawn().await;
     let id = app.create_user("Ada", "ada@example.com").await;
 
-    let replaced = app.put_json(&format!("/users/{id}"), &json!({"name": "Ada L.", "email": "ada@example.org", "age": 37})).await;
+    let replaced =
+        app.put_json(&format!("/users/{id}"), &json!({"name": "Ada L.", "email": "ada@example.org", "age": 37})).await;
     replaced.assert_status(200);
     assert_eq!(replaced.json(), json!({"id": id, "name": "Ada L."}));
     let stored = app.state.users.get("default", UserRef::Id(id)).await.unwrap();
@@ -174,17 +179,26 @@ async fn json_patch_applies_and_a_failed_test_conflicts(backend: Backend) {
     let id = app.create_user("Ada", "ada@example.com").await;
     let path = format!("/users/{id}");
 
-    let ops = json!([{"op": "test", "path": "/name", "value": "Ada"}, {"op": "replace", "path": "/name", "value": "Grace"}]);
+    let ops =
+        json!([{"op": "test", "path": "/name", "value": "Ada"}, {"op": "replace", "path": "/name", "value": "Grace"}]);
     let patched = app.patch(&path, "application/json-patch+json", &ops).await;
     patched.assert_status(200);
     assert_eq!(patched.json(), json!({"id": id, "name": "Grace"}));
 
-    let failed = app.patch(&path, "application/json-patch+json", &json!([{"op": "test", "path": "/name", "value": "Ada"}, {"op": "remove", "path": "/age"}])).await;
+    let failed = app
+        .patch(
+            &path,
+            "application/json-patch+json",
+            &json!([{"op": "test", "path": "/name", "value": "Ada"}, {"op": "remove", "path": "/age"}]),
+        )
+        .await;
     failed.assert_status(409);
     assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().age, Some(30));
 
     // The result of a JSON Patch that breaks a rule: 422, nothing written.
-    let invalid = app.patch(&path, "application/json-patch+json", &json!([{"op": "replace", "path": "/email", "value": "nope"}])).await;
+    let invalid = app
+        .patch(&path, "application/json-patch+json", &json!([{"op": "replace", "path": "/email", "value": "nope"}]))
+        .await;
     invalid.assert_status(422);
     assert_eq!(invalid.error_codes(), vec![("/email".into(), "email".into())]);
 

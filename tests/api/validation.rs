@@ -63,7 +63,8 @@ async fn wrong_types_and_malformed_json_are_400(backend: Backend) {
     let fractional = app.post_json("/users", &json!({"name": "Ada", "email": "ada@example.com", "age": 36.5})).await;
     assert_eq!(fractional.error_codes(), vec![("/age".into(), "type".into())]);
 
-    let malformed = send(app.request(Method::POST, "/users").header("content-type", "application/json").body("{\"name\": ")).await;
+    let malformed =
+        send(app.request(Method::POST, "/users").header("content-type", "application/json").body("{\"name\": ")).await;
     malformed.assert_status(400);
     assert_eq!(malformed.json()["message"], "The body is not valid JSON: line 1, column 9");
 
@@ -108,7 +109,9 @@ async fn duplicate_email_ignoring_case_is_409_per_tenant(backend: Backend) {
 
     // Another tenant may use the same address.
     let other = send(
-        app.request(Method::POST, "/users").header("x-tenant-id", "acme").json(&json!({"name": "Ada", "email": "ada@example.com"})),
+        app.request(Method::POST, "/users")
+            .header("x-tenant-id", "acme")
+            .json(&json!({"name": "Ada", "email": "ada@example.com"})),
     )
     .await;
     other.assert_status(201);

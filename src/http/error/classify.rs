@@ -29,14 +29,14 @@ pub fn from_poem(err: poem::Error) -> ApiError {
     if err.is::<ContentTypeError>() {
         return ApiError::new(Kind::UnsupportedMediaType).with_detail("application/json");
     }
-    if let Some(e) = err.downcast_ref::<ReadBodyError>() {
-        if let Some(too_large) = BodyTooLarge::find(e) {
-            return BodyTooLarge(too_large.0).into_api_error();
-        }
+    if let Some(too_large) = err.downcast_ref::<ReadBodyError>().and_then(BodyTooLarge::find) {
+        return BodyTooLarge(too_large.0).into_api_error();
     }
     if err.is::<ParseRequestPayloadError>() || err.is::<ParseMultipartError>() {
         // poem's reason may quote the client's data: keep it for the log only.
-        return ApiError::new(Kind::MalformedJson).with_detail("the body could not be parsed").with_cause(anyhow::anyhow!("{err}"));
+        return ApiError::new(Kind::MalformedJson)
+            .with_detail("the body could not be parsed")
+            .with_cause(anyhow::anyhow!("{err}"));
     }
     if err.is::<NotFoundError>() {
         return ApiError::new(Kind::NotFound);

@@ -17,10 +17,8 @@ impl Lang {
         for range in header.split(',') {
             let mut parts = range.split(';');
             let tag = parts.next().unwrap_or("").trim();
-            let quality = parts
-                .find_map(|p| p.trim().strip_prefix("q="))
-                .and_then(|q| q.parse::<f32>().ok())
-                .unwrap_or(1.0);
+            let quality =
+                parts.find_map(|p| p.trim().strip_prefix("q=")).and_then(|q| q.parse::<f32>().ok()).unwrap_or(1.0);
             let primary = tag.split('-').next().unwrap_or("");
             let lang = match primary.to_ascii_lowercase().as_str() {
                 "en" => Lang::En,
@@ -79,26 +77,50 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
         Rule::Required => lang.pick(("is required", "ist erforderlich", "est obligatoire")).into(),
         Rule::Blank => lang.pick(("must not be blank", "darf nicht leer sein", "ne doit pas être vide")).into(),
         Rule::TooLong { max } => with(
-            ("must be at most {} characters long", "darf höchstens {} Zeichen lang sein", "doit contenir au plus {} caractères"),
+            (
+                "must be at most {} characters long",
+                "darf höchstens {} Zeichen lang sein",
+                "doit contenir au plus {} caractères",
+            ),
             max,
         ),
         Rule::Email => lang
-            .pick(("must be a valid e-mail address", "muss eine gültige E-Mail-Adresse sein", "doit être une adresse e-mail valide"))
+            .pick((
+                "must be a valid e-mail address",
+                "muss eine gültige E-Mail-Adresse sein",
+                "doit être une adresse e-mail valide",
+            ))
             .into(),
         Rule::Min { min } => with(("must be at least {}", "muss mindestens {} sein", "doit être au moins {}"), min),
         Rule::Max { max } => with(("must be at most {}", "darf höchstens {} sein", "doit être au plus {}"), max),
         Rule::ExpectedString => {
             lang.pick(("must be a string", "muss eine Zeichenkette sein", "doit être une chaîne de caractères")).into()
         }
-        Rule::ExpectedInteger => lang.pick(("must be an integer", "muss eine ganze Zahl sein", "doit être un entier")).into(),
-        Rule::ExpectedObject => lang.pick(("must be a JSON object", "muss ein JSON-Objekt sein", "doit être un objet JSON")).into(),
-        Rule::UnknownField => lang.pick(("is not a known field", "ist kein bekanntes Feld", "n'est pas un champ connu")).into(),
+        Rule::ExpectedInteger => {
+            lang.pick(("must be an integer", "muss eine ganze Zahl sein", "doit être un entier")).into()
+        }
+        Rule::ExpectedObject => {
+            lang.pick(("must be a JSON object", "muss ein JSON-Objekt sein", "doit être un objet JSON")).into()
+        }
+        Rule::UnknownField => {
+            lang.pick(("is not a known field", "ist kein bekanntes Feld", "n'est pas un champ connu")).into()
+        }
         Rule::ReadOnly => lang
-            .pick(("cannot be set by the client", "kann vom Client nicht gesetzt werden", "ne peut pas être modifié par le client"))
+            .pick((
+                "cannot be set by the client",
+                "kann vom Client nicht gesetzt werden",
+                "ne peut pas être modifié par le client",
+            ))
             .into(),
-        Rule::Digits => lang.pick(("must contain only digits", "darf nur Ziffern enthalten", "ne doit contenir que des chiffres")).into(),
+        Rule::Digits => lang
+            .pick(("must contain only digits", "darf nur Ziffern enthalten", "ne doit contenir que des chiffres"))
+            .into(),
         Rule::InvalidId => lang
-            .pick(("must be an integer or a UUID", "muss eine ganze Zahl oder eine UUID sein", "doit être un entier ou un UUID"))
+            .pick((
+                "must be an integer or a UUID",
+                "muss eine ganze Zahl oder eine UUID sein",
+                "doit être un entier ou un UUID",
+            ))
             .into(),
         Rule::Unique => lang.pick(("is already taken", "ist bereits vergeben", "est déjà utilisé")).into(),
         Rule::Invalid => lang.pick(("is invalid", "ist ungültig", "n'est pas valide")).into(),

@@ -108,8 +108,12 @@ impl Kind {
             Kind::ValidationError => ("Validation failed", "Validierung fehlgeschlagen", "Échec de la validation"),
             Kind::MalformedJson => ("Malformed JSON", "Fehlerhaftes JSON", "JSON mal formé"),
             Kind::AmbiguousApiVersion => ("Ambiguous API version", "Mehrdeutige API-Version", "Version d'API ambiguë"),
-            Kind::UnsupportedApiVersion => ("Unsupported API version", "Nicht unterstützte API-Version", "Version d'API non prise en charge"),
-            Kind::Unauthorized => ("Authentication required", "Authentifizierung erforderlich", "Authentification requise"),
+            Kind::UnsupportedApiVersion => {
+                ("Unsupported API version", "Nicht unterstützte API-Version", "Version d'API non prise en charge")
+            }
+            Kind::Unauthorized => {
+                ("Authentication required", "Authentifizierung erforderlich", "Authentification requise")
+            }
             Kind::TenantForbidden => ("Wrong tenant", "Falscher Mandant", "Mauvais locataire"),
             Kind::AdminRequired => ("Admin role required", "Admin-Rolle erforderlich", "Rôle admin requis"),
             Kind::NotFound => ("Not found", "Nicht gefunden", "Introuvable"),
@@ -119,10 +123,16 @@ impl Kind {
             Kind::PatchTestFailed => ("Patch test failed", "Patch-Test fehlgeschlagen", "Échec du test du correctif"),
             Kind::ConcurrentUpdate => ("Concurrent update", "Gleichzeitige Änderung", "Modification concurrente"),
             Kind::ApiVersionSunset => ("API version retired", "API-Version eingestellt", "Version d'API retirée"),
-            Kind::PreconditionFailed => ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition"),
+            Kind::PreconditionFailed => {
+                ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition")
+            }
             Kind::PayloadTooLarge => ("Payload too large", "Anfrage zu groß", "Requête trop volumineuse"),
-            Kind::UnsupportedMediaType => ("Unsupported media type", "Nicht unterstützter Medientyp", "Type de média non pris en charge"),
-            Kind::InvalidPatchResult => ("Invalid patch result", "Ungültiges Patch-Ergebnis", "Résultat de correctif invalide"),
+            Kind::UnsupportedMediaType => {
+                ("Unsupported media type", "Nicht unterstützter Medientyp", "Type de média non pris en charge")
+            }
+            Kind::InvalidPatchResult => {
+                ("Invalid patch result", "Ungültiges Patch-Ergebnis", "Résultat de correctif invalide")
+            }
             Kind::InternalError => ("Internal error", "Interner Fehler", "Erreur interne"),
             Kind::ServiceUnavailable => ("Service unavailable", "Dienst nicht verfügbar", "Service indisponible"),
         })
@@ -132,13 +142,19 @@ impl Kind {
     pub fn detail(self, lang: Lang) -> &'static str {
         lang.pick(match self {
             Kind::ValidationError => ("{} input(s) are invalid", "{} Eingabe(n) ungültig", "{} entrée(s) invalide(s)"),
-            Kind::MalformedJson => ("The body is not valid JSON: {}", "Der Inhalt ist kein gültiges JSON: {}", "Le corps n'est pas un JSON valide : {}"),
+            Kind::MalformedJson => (
+                "The body is not valid JSON: {}",
+                "Der Inhalt ist kein gültiges JSON: {}",
+                "Le corps n'est pas un JSON valide : {}",
+            ),
             Kind::AmbiguousApiVersion => (
                 "The request names more than one API version: {}",
                 "Die Anfrage nennt mehr als eine API-Version: {}",
                 "La requête indique plusieurs versions d'API : {}",
             ),
-            Kind::UnsupportedApiVersion => ("Supported versions: {}", "Unterstützte Versionen: {}", "Versions prises en charge : {}"),
+            Kind::UnsupportedApiVersion => {
+                ("Supported versions: {}", "Unterstützte Versionen: {}", "Versions prises en charge : {}")
+            }
             Kind::Unauthorized => (
                 "A valid bearer token is required",
                 "Ein gültiges Bearer-Token ist erforderlich",
@@ -154,9 +170,13 @@ impl Kind {
                 "Diese Aktion erfordert die Admin-Rolle",
                 "Cette action nécessite le rôle admin",
             ),
-            Kind::NotFound => ("The resource does not exist", "Die Ressource existiert nicht", "La ressource n'existe pas"),
+            Kind::NotFound => {
+                ("The resource does not exist", "Die Ressource existiert nicht", "La ressource n'existe pas")
+            }
             Kind::MethodNotAllowed => ("Allowed methods: {}", "Erlaubte Methoden: {}", "Méthodes autorisées : {}"),
-            Kind::NotAcceptable => ("This service produces: {}", "Dieser Dienst liefert: {}", "Ce service produit : {}"),
+            Kind::NotAcceptable => {
+                ("This service produces: {}", "Dieser Dienst liefert: {}", "Ce service produit : {}")
+            }
             Kind::DuplicateEmail => (
                 "Another user already has this e-mail address",
                 "Ein anderer Benutzer hat diese E-Mail-Adresse bereits",
@@ -178,7 +198,9 @@ impl Kind {
                 "Die Ressource entspricht nicht If-Match",
                 "La ressource ne correspond pas à If-Match",
             ),
-            Kind::PayloadTooLarge => ("The body exceeds {} bytes", "Der Inhalt überschreitet {} Bytes", "Le corps dépasse {} octets"),
+            Kind::PayloadTooLarge => {
+                ("The body exceeds {} bytes", "Der Inhalt überschreitet {} Bytes", "Le corps dépasse {} octets")
+            }
             Kind::UnsupportedMediaType => ("Send one of: {}", "Erlaubt sind: {}", "Types acceptés : {}"),
             Kind::InvalidPatchResult => (
                 "The patched resource would be invalid in {} field(s)",

@@ -83,9 +83,7 @@ impl ApiError {
     }
 
     pub fn unavailable(cause: impl Into<String>) -> Self {
-        Self::new(Kind::ServiceUnavailable)
-            .with_header("retry-after", "5")
-            .with_cause(anyhow::anyhow!(cause.into()))
+        Self::new(Kind::ServiceUnavailable).with_header("retry-after", "5").with_cause(anyhow::anyhow!(cause.into()))
     }
 
     pub fn status(&self) -> StatusCode {

@@ -102,7 +102,8 @@ impl TestApp {
     }
 
     pub async fn patch(&self, path: &str, content_type: &str, body: &Value) -> Reply {
-        let request = self.request(reqwest::Method::PATCH, path).header("content-type", content_type).body(body.to_string());
+        let request =
+            self.request(reqwest::Method::PATCH, path).header("content-type", content_type).body(body.to_string());
         send(request).await
     }
 

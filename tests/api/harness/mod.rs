@@ -42,17 +42,17 @@ macro_rules! scenarios {
     ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)?) => {
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
             let name = |f: &str| format!("{}::{}", module_path!().trim_start_matches("api::"), f);
-            let mut all = vec![$($crate::harness::Scenario {
+            let both = vec![$($crate::harness::Scenario {
                 name: name(stringify!($name)),
                 run: |backend| Box::pin($name(backend)),
                 postgres_only: false,
             }),*];
-            $($(all.push($crate::harness::Scenario {
+            let postgres_only: Vec<$crate::harness::Scenario> = vec![$($($crate::harness::Scenario {
                 name: name(stringify!($pg)),
                 run: |backend| Box::pin($pg(backend)),
                 postgres_only: true,
-            });)*)?
-            all
+            }),*)?];
+            both.into_iter().chain(postgres_only).collect()
         }
     };
 }
@@ -100,9 +100,7 @@ impl Backend {
             }
             let admin = admin_pool(admin_url).await;
             for name in names {
-                let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .execute(&admin)
-                    .await;
+                let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&admin).await;
             }
             admin.close().await;
         }
@@ -131,10 +129,11 @@ fn drop_leftovers(admin_url: &str) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let admin = admin_pool(admin_url).await;
-        let names: Vec<String> = sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'tandem_test_%'")
-            .fetch_all(&admin)
-            .await
-            .unwrap_or_default();
+        let names: Vec<String> =
+            sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'tandem_test_%'")
+                .fetch_all(&admin)
+                .await
+                .unwrap_or_default();
         for name in names {
             let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&admin).await;
         }
@@ -147,7 +146,8 @@ fn trial(backend_name: &str, scenario: &Scenario, backend: Option<Backend>) -> T
     let ignored = backend.is_none();
     Trial::test(name, move || {
         let Some(backend) = backend else { return Ok(()) };
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
         let outcome = runtime.block_on(async {
             let outcome = AssertUnwindSafe(run(backend.clone())).catch_unwind().await;
             backend.cleanup().await;

@@ -40,7 +40,9 @@ pub async fn post_chunked(addr: SocketAddr, path: &str, token: &str, body: &[u8]
         if let Some((head, body)) = text.split_once("\r\n\r\n") {
             let length = head
                 .lines()
-                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                .find_map(|l| {
+                    l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap())
+                })
                 .unwrap_or(0);
             if body.len() >= length {
                 break;
