@@ -20,7 +20,10 @@ where
         LogFormat::Json => Box::new(registry.with(
             tracing_subscriber::fmt::layer().json().with_current_span(true).with_span_list(false).with_writer(writer),
         )),
-        LogFormat::Text => Box::new(registry.with(tracing_subscriber::fmt::layer().with_writer(writer))),
+        LogFormat::Text => {
+            let colour = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+            Box::new(registry.with(tracing_subscriber::fmt::layer().with_ansi(colour).with_writer(writer)))
+        }
     }
 }
 
