@@ -31,6 +31,12 @@ pub enum Rule {
     Digits,
     InvalidId,
     Unique,
+    /// Must be one of these (comma-separated).
+    OneOf(String),
+    /// A cursor used with another sort or filter than the one that produced it.
+    OtherQuery,
+    /// Cannot be combined with `cursor`.
+    NotWithCursor,
     Invalid,
 }
 

@@ -52,24 +52,6 @@ impl PageRequest {
     }
 }
 
-/// One page of records and the total over the whole result.
-#[derive(Debug, Clone)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub request: PageRequest,
-    pub total: u64,
-}
-
-impl<T> Page<T> {
-    pub fn total_pages(&self) -> u64 {
-        self.total.div_ceil(u64::from(self.request.size))
-    }
-
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page { items: self.items.into_iter().map(f).collect(), request: self.request, total: self.total }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,13 +71,5 @@ mod tests {
             ]
         );
         assert!(PageRequest::parse(None, Some(0), LIMITS).is_err());
-    }
-
-    #[test]
-    fn total_pages_round_up() {
-        let page = |total| Page::<()> { items: vec![], request: PageRequest { page: 0, size: 20 }, total };
-        assert_eq!(page(0).total_pages(), 0);
-        assert_eq!(page(20).total_pages(), 1);
-        assert_eq!(page(21).total_pages(), 2);
     }
 }

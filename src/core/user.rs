@@ -3,7 +3,10 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::core::fields::{FieldError, Location, ObjectReader, Rule};
+use crate::core::{
+    fields::{FieldError, Location, ObjectReader, Rule},
+    listing::{Key, KeyKind, SortField},
+};
 
 pub const NAME_MAX: usize = 200;
 pub const EMAIL_MAX: usize = 254;
@@ -163,7 +166,59 @@ pub struct User {
     pub version: i64,
 }
 
+/// The fields users can be sorted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserSort {
+    Id,
+    Name,
+    Email,
+    Age,
+    CreatedAt,
+    UpdatedAt,
+}
+
+impl SortField for UserSort {
+    const ALL: &'static [Self] =
+        &[UserSort::Id, UserSort::Name, UserSort::Email, UserSort::Age, UserSort::CreatedAt, UserSort::UpdatedAt];
+    const ID: Self = UserSort::Id;
+
+    fn name(self) -> &'static str {
+        match self {
+            UserSort::Id => "id",
+            UserSort::Name => "name",
+            UserSort::Email => "email",
+            UserSort::Age => "age",
+            UserSort::CreatedAt => "createdAt",
+            UserSort::UpdatedAt => "updatedAt",
+        }
+    }
+
+    fn kind(self) -> KeyKind {
+        match self {
+            UserSort::Id | UserSort::Age => KeyKind::Int,
+            UserSort::Name | UserSort::Email => KeyKind::Text,
+            UserSort::CreatedAt | UserSort::UpdatedAt => KeyKind::Time,
+        }
+    }
+
+    fn nullable(self) -> bool {
+        self == UserSort::Age
+    }
+}
+
 impl User {
+    /// This user's value of a sort field. E-mail addresses sort ignoring case.
+    pub fn sort_key(&self, field: UserSort) -> Key {
+        match field {
+            UserSort::Id => Key::Int(self.id),
+            UserSort::Name => Key::Text(self.name.clone()),
+            UserSort::Email => Key::Text(self.email.to_lowercase()),
+            UserSort::Age => self.age.map_or(Key::Null, |a| Key::Int(i64::from(a))),
+            UserSort::CreatedAt => Key::Time(self.created_at),
+            UserSort::UpdatedAt => Key::Time(self.updated_at),
+        }
+    }
+
     /// The writable fields as a JSON document, the base a patch applies to.
     pub fn writable_document(&self) -> serde_json::Value {
         serde_json::json!({ "name": self.name, "email": self.email, "age": self.age })

@@ -9,11 +9,30 @@ use crate::core::{
     CoreError,
     error::Conflict,
     fields::{FieldError, ObjectReader},
-    paging::{Page, PageRequest},
+    listing::{Key, ListRequest, Listing, encode_cursor, full_order},
     patch::{self, Patch},
-    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserRef},
+    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserRef, UserSort},
 };
-use crate::store::{NewUser, Store};
+use crate::store::{NewUser, Store, UserList};
+
+/// Filters of a users list.
+#[derive(Debug, Clone, Default)]
+pub struct UserFilter {
+    /// Exact address, ignoring case.
+    pub email: Option<String>,
+    /// Case-insensitive substring of name or e-mail.
+    pub keyword: Option<String>,
+}
+
+impl UserFilter {
+    /// The filter values a cursor is bound to.
+    pub fn fingerprint_parts(&self) -> [String; 2] {
+        [
+            format!("email={}", self.email.as_deref().unwrap_or("").to_lowercase()),
+            format!("keyword={}", self.keyword.as_deref().unwrap_or("")),
+        ]
+    }
+}
 
 /// How a version reads bodies: the only version knowledge the core receives.
 #[derive(Debug, Clone, Copy)]
@@ -47,9 +66,34 @@ impl Users {
         self.store.find_user(tenant, id).await?.ok_or(CoreError::NotFound)
     }
 
-    pub async fn list(&self, tenant: &str, page: PageRequest) -> Result<Page<User>, CoreError> {
-        let (items, total) = self.store.list_users(tenant, page.offset(), page.size).await?;
-        Ok(Page { items, request: page, total })
+    /// A page (with totals) or a slice (with a next cursor) of the tenant's users.
+    pub async fn list(
+        &self,
+        tenant: &str,
+        request: ListRequest<UserSort>,
+        filter: UserFilter,
+    ) -> Result<Listing<User, UserSort>, CoreError> {
+        let order = full_order(&request.sort);
+        let (offset, size) = (request.window.offset(), request.window.size());
+        let query = UserList {
+            order: order.clone(),
+            email: filter.email,
+            keyword: filter.keyword,
+            window: request.window,
+            limit: size + 1,
+            count: request.count,
+        };
+        let (mut items, total) = self.store.list_users(tenant, &query).await?;
+        let has_next = items.len() > size as usize;
+        items.truncate(size as usize);
+        let next_cursor = match items.last() {
+            Some(last) if has_next && !request.count => {
+                let keys: Vec<Key> = order.iter().map(|k| last.sort_key(k.field)).collect();
+                Some(encode_cursor(&request.query, offset + items.len() as u64, &keys))
+            }
+            _ => None,
+        };
+        Ok(Listing { items, sort: request.sort, offset, size, total, has_next, next_cursor })
     }
 
     pub async fn replace(

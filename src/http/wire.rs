@@ -1,6 +1,6 @@
 //! Conventions every version's wire layer shares: RFC 8288 pagination links, `Prefer`.
 
-use crate::core::paging::Page;
+use crate::core::listing::Listing;
 
 /// `Prefer: return=minimal` asks for 204 instead of the body.
 pub fn wants_minimal(prefer: Option<&str>) -> bool {
@@ -9,13 +9,13 @@ pub fn wants_minimal(prefer: Option<&str>) -> bool {
 
 /// The `Link` header of an offset page: first, prev, next and last, keeping the client's other
 /// query parameters (such as `version`).
-pub fn page_links<T>(path: &str, query: Option<&str>, page: &Page<T>) -> String {
+pub fn page_links<T, F>(path: &str, query: Option<&str>, page: &Listing<T, F>) -> String {
     let kept: Vec<&str> = query
         .unwrap_or("")
         .split('&')
         .filter(|pair| !pair.is_empty() && !pair.starts_with("page=") && !pair.starts_with("size="))
         .collect();
-    let size = page.request.size;
+    let size = page.size;
     let url = |number: u64| {
         let mut url = format!("{path}?page={number}&size={size}");
         for pair in &kept {
@@ -24,8 +24,8 @@ pub fn page_links<T>(path: &str, query: Option<&str>, page: &Page<T>) -> String 
         }
         url
     };
-    let current = page.request.page;
-    let last = page.total_pages().saturating_sub(1);
+    let current = page.number();
+    let last = page.total_pages().unwrap_or(current + 1).saturating_sub(1);
     let mut links = vec![format!("<{}>; rel=\"first\"", url(0))];
     if current > 0 {
         links.push(format!("<{}>; rel=\"prev\"", url((current - 1).min(last))));
@@ -40,10 +40,17 @@ pub fn page_links<T>(path: &str, query: Option<&str>, page: &Page<T>) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::paging::PageRequest;
 
-    fn page(number: u64, total: u64) -> Page<()> {
-        Page { items: vec![], request: PageRequest { page: number, size: 10 }, total }
+    fn page(number: u64, total: u64) -> Listing<(), ()> {
+        Listing {
+            items: vec![],
+            sort: vec![],
+            offset: number * 10,
+            size: 10,
+            total: Some(total),
+            has_next: false,
+            next_cursor: None,
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod errors;
 mod postgres;
+pub mod query;
 mod sqlite;
 
 use std::{sync::Arc, time::Duration};
@@ -12,8 +13,12 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub use errors::{Constraint, StoreError};
+use query::{Column, ListSql, SqlValue};
 
-use crate::core::user::{User, UserFields, UserRef};
+use crate::core::{
+    listing::{Direction, Key, SortKey, Window},
+    user::{User, UserFields, UserRef, UserSort},
+};
 use crate::settings::DatabaseUrl;
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -26,6 +31,66 @@ pub struct NewUser {
     pub now: DateTime<Utc>,
 }
 
+/// A users list in storage terms.
+#[derive(Debug, Clone)]
+pub struct UserList {
+    /// The full order, ending with `id`.
+    pub order: Vec<SortKey<UserSort>>,
+    /// Exact e-mail match, ignoring case.
+    pub email: Option<String>,
+    /// Case-insensitive substring of name or e-mail.
+    pub keyword: Option<String>,
+    pub window: Window,
+    /// Rows to fetch (one more than the page, to learn whether another follows).
+    pub limit: u32,
+    pub count: bool,
+}
+
+impl UserList {
+    const COLUMNS: &'static str = "id, uuid, name, email, age, created_at, updated_at, version";
+
+    fn column(field: UserSort) -> Column {
+        let name = match field {
+            UserSort::Id => "id",
+            UserSort::Name => "name",
+            UserSort::Email => "email_key",
+            UserSort::Age => "age",
+            UserSort::CreatedAt => "created_at",
+            UserSort::UpdatedAt => "updated_at",
+        };
+        Column { name, nullable: field == UserSort::Age }
+    }
+
+    /// The shared SQL description both backends run.
+    pub(crate) fn sql<'a>(&'a self, tenant: &'a str) -> ListSql<'a> {
+        let order: Vec<(Column, Direction)> = self.order.iter().map(|k| (Self::column(k.field), k.direction)).collect();
+        let (after, offset) = match &self.window {
+            Window::Offset(page) => (None, page.offset()),
+            Window::After { last, .. } => (Some(last.iter().map(sql_value).collect()), 0),
+        };
+        ListSql {
+            table: "users",
+            columns: Self::COLUMNS,
+            tenant,
+            equals: self.email.iter().map(|e| ("email_key", SqlValue::Text(e.to_lowercase()))).collect(),
+            keyword: self.keyword.as_ref().map(|k| (&["name", "email"][..], k.clone())),
+            order,
+            after,
+            offset,
+            limit: self.limit,
+        }
+    }
+}
+
+fn sql_value(key: &Key) -> SqlValue {
+    match key {
+        Key::Int(i) => SqlValue::Int(*i),
+        Key::Text(t) => SqlValue::Text(t.clone()),
+        Key::Time(t) => SqlValue::Time(*t),
+        Key::Null => SqlValue::Null,
+    }
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Answers when the database does; used by readiness.
@@ -35,8 +100,8 @@ pub trait Store: Send + Sync + 'static {
 
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>>;
 
-    /// One page in `id` order and the tenant's total.
-    async fn list_users(&self, tenant: &str, offset: u64, limit: u32) -> StoreResult<(Vec<User>, u64)>;
+    /// The users the query selects, and their total when it asks for one.
+    async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)>;
 
     /// Replaces the writable fields; `None` when no row matched (absent, or not at `expected_version`).
     async fn update_user(

@@ -10,7 +10,11 @@ use sqlx::{
 };
 use uuid::Uuid;
 
-use super::{Constraint, NewUser, Store, StoreError, StoreResult, timed};
+use super::{
+    Constraint, NewUser, Store, StoreError, StoreResult, UserList,
+    query::{Dialect, SqlValue},
+    timed,
+};
 use crate::core::user::{User, UserFields, UserRef};
 
 macro_rules! user_columns {
@@ -38,6 +42,21 @@ fn bind_ref<'q>(
         UserRef::Id(id) => query.bind(id),
         UserRef::Uuid(uuid) => query.bind(uuid),
     }
+}
+
+fn bind_all<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    params: &'q [SqlValue],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    for param in params {
+        query = match param {
+            SqlValue::Int(i) => query.bind(*i),
+            SqlValue::Text(t) => query.bind(t.as_str()),
+            SqlValue::Time(t) => query.bind(*t),
+            SqlValue::Null => query.bind(None::<i64>),
+        };
+    }
+    query
 }
 
 pub struct PgStore {
@@ -130,18 +149,22 @@ impl Store for PgStore {
         .await
     }
 
-    async fn list_users(&self, tenant: &str, offset: u64, limit: u32) -> StoreResult<(Vec<User>, u64)> {
-        let page_sql =
-            concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 ORDER BY id LIMIT $2 OFFSET $3");
+    async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
+        let list = query.sql(tenant);
         timed(self.timeout, async {
-            let page =
-                sqlx::query(page_sql).bind(tenant).bind(i64::from(limit)).bind(offset as i64).fetch_all(&self.pool);
-            let count = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM users WHERE tenant = $1")
-                .bind(tenant)
-                .fetch_one(&self.pool);
-            let (rows, total) = tokio::try_join!(page, count).map_err(classify)?;
+            let (sql, params) = list.page(Dialect::Postgres);
+            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool);
+            let total = async {
+                if !query.count {
+                    return Ok(None);
+                }
+                let (sql, params) = list.count(Dialect::Postgres);
+                let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await?;
+                Ok(Some(row.try_get::<i64, _>(0)? as u64))
+            };
+            let (rows, total) = tokio::try_join!(rows, total).map_err(classify)?;
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok((users, total as u64))
+            Ok((users, total))
         })
         .await
     }

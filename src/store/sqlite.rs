@@ -11,7 +11,11 @@ use sqlx::{
 };
 use uuid::Uuid;
 
-use super::{Constraint, NewUser, Store, StoreError, StoreResult, timed};
+use super::{
+    Constraint, NewUser, Store, StoreError, StoreResult, UserList,
+    query::{Dialect, SqlValue},
+    timed,
+};
 use crate::core::user::{User, UserFields, UserRef};
 
 macro_rules! user_columns {
@@ -37,6 +41,19 @@ fn bind_ref(query: Query<'_>, id: UserRef) -> Query<'_> {
         UserRef::Id(id) => query.bind(id),
         UserRef::Uuid(uuid) => query.bind(uuid.to_string()),
     }
+}
+
+fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
+    for param in params {
+        query = match param {
+            SqlValue::Int(i) => query.bind(*i),
+            SqlValue::Text(t) => query.bind(t.as_str()),
+            // Timestamps are Unix seconds here.
+            SqlValue::Time(t) => query.bind(t.timestamp()),
+            SqlValue::Null => query.bind(None::<i64>),
+        };
+    }
+    query
 }
 
 pub struct SqliteStore {
@@ -135,24 +152,20 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn list_users(&self, tenant: &str, offset: u64, limit: u32) -> StoreResult<(Vec<User>, u64)> {
-        let page_sql =
-            concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = ?1 ORDER BY id LIMIT ?2 OFFSET ?3");
+    async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
+        let list = query.sql(tenant);
         timed(self.timeout, async {
-            let rows = sqlx::query(page_sql)
-                .bind(tenant)
-                .bind(i64::from(limit))
-                .bind(offset as i64)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(classify)?;
-            let total = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM users WHERE tenant = ?1")
-                .bind(tenant)
-                .fetch_one(&self.pool)
-                .await
-                .map_err(classify)?;
+            let (sql, params) = list.page(Dialect::Sqlite);
+            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
+            let total = if query.count {
+                let (sql, params) = list.count(Dialect::Sqlite);
+                let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await.map_err(classify)?;
+                Some(row.try_get::<i64, _>(0).map_err(classify)? as u64)
+            } else {
+                None
+            };
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok((users, total as u64))
+            Ok((users, total))
         })
         .await
     }

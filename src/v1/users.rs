@@ -17,9 +17,9 @@ use crate::{
     app::AppState,
     core::{
         fields::ObjectReader,
-        paging::PageRequest,
+        listing::{ListParams, ListRequest},
         user::UserFields,
-        users::{BodyPolicy, parse_id},
+        users::{BodyPolicy, UserFilter, parse_id},
     },
     http::{
         context::RequestInfo,
@@ -57,11 +57,13 @@ impl UsersApi {
         size: Query<Option<i64>>,
         original: &poem::Request,
     ) -> Result<UserList, Fail> {
-        let request = PageRequest::parse(page.0, size.0, state.page_limits).map_err(ApiError::validation)?;
-        let page = state.users.list(&auth.0.tenant, request).await?;
+        // v1 lists are always id order, always counted.
+        let params = ListParams { page: page.0, size: size.0, ..ListParams::default() };
+        let request = ListRequest::parse(params, state.page_limits, &[]).map_err(ApiError::validation)?;
+        let page = state.users.list(&auth.0.tenant, request, UserFilter::default()).await?;
         let path = format!("{}/users", info.base_path());
         let links = page_links(&path, original.original_uri().query(), &page);
-        let total = page.total;
+        let total = page.total.unwrap_or_default();
         Ok(UserList::Ok(Json(page.items.into_iter().map(UserV1::from).collect()), total, links))
     }
 

@@ -66,6 +66,9 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::Digits => "digits",
         Rule::InvalidId => "invalid_id",
         Rule::Unique => "unique",
+        Rule::OneOf(_) => "one_of",
+        Rule::OtherQuery => "cursor_mismatch",
+        Rule::NotWithCursor => "not_with_cursor",
         Rule::Invalid => "invalid",
     }
 }
@@ -123,6 +126,17 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
             ))
             .into(),
         Rule::Unique => lang.pick(("is already taken", "ist bereits vergeben", "est déjà utilisé")).into(),
+        Rule::OneOf(allowed) => with(("must be one of: {}", "muss einer der Werte sein: {}", "doit être l'une des valeurs : {}"), allowed),
+        Rule::NotWithCursor => lang
+            .pick(("cannot be combined with cursor", "kann nicht mit cursor kombiniert werden", "ne peut pas être combiné avec cursor"))
+            .into(),
+        Rule::OtherQuery => lang
+            .pick((
+                "belongs to another sort or filter; start again without it",
+                "gehört zu einer anderen Sortierung oder Filterung; ohne Cursor neu beginnen",
+                "appartient à un autre tri ou filtre ; recommencez sans curseur",
+            ))
+            .into(),
         Rule::Invalid => lang.pick(("is invalid", "ist ungültig", "n'est pas valide")).into(),
     }
 }

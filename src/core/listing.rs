@@ -1,0 +1,399 @@
+//! Lists: sort keys, offset pages and keyset slices, the same for every resource and version.
+//!
+//! A keyset cursor carries the last record's sort values and id, the offset it reached, and a
+//! fingerprint of the query (sort and filters) that produced it: replayed with another query it
+//! is refused, and it costs the same at any depth.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::{
+    fields::{FieldError, Rule},
+    paging::{PageLimits, PageRequest},
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        }
+    }
+}
+
+/// One sort value of a record, as a cursor carries it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Key {
+    Int(i64),
+    Text(String),
+    Time(DateTime<Utc>),
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Int,
+    Text,
+    Time,
+}
+
+impl Key {
+    fn to_json(&self) -> Value {
+        match self {
+            Key::Int(i) => Value::from(*i),
+            Key::Text(t) => Value::from(t.as_str()),
+            Key::Time(t) => Value::from(t.to_rfc3339_opts(SecondsFormat::Micros, true)),
+            Key::Null => Value::Null,
+        }
+    }
+
+    fn from_json(value: &Value, kind: KeyKind, nullable: bool) -> Option<Key> {
+        match (value, kind) {
+            (Value::Null, _) if nullable => Some(Key::Null),
+            (Value::Number(n), KeyKind::Int) => n.as_i64().map(Key::Int),
+            (Value::String(s), KeyKind::Text) => Some(Key::Text(s.clone())),
+            (Value::String(s), KeyKind::Time) => {
+                DateTime::parse_from_rfc3339(s).ok().map(|t| Key::Time(t.with_timezone(&Utc)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A field a resource can be sorted by.
+pub trait SortField: Copy + Eq + std::fmt::Debug + Send + Sync + 'static {
+    /// Every sortable field, by its wire name, in the order error messages list them.
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+    /// The id field: the final tie-break of every order.
+    const ID: Self;
+    fn kind(self) -> KeyKind;
+    fn nullable(self) -> bool {
+        false
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    fn allowed() -> String {
+        Self::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortKey<F> {
+    pub field: F,
+    pub direction: Direction,
+}
+
+/// Parses `sort=<field>,<asc|desc>` values, applied in order; `id` ascending ends every order.
+pub fn parse_sort<F: SortField>(values: &[String]) -> Result<Vec<SortKey<F>>, FieldError> {
+    let mut keys: Vec<SortKey<F>> = Vec::new();
+    for value in values {
+        let (name, direction) = value.split_once(',').unwrap_or((value, "asc"));
+        let field = F::parse(name.trim()).ok_or_else(|| FieldError::parameter("sort", Rule::OneOf(F::allowed())))?;
+        let direction = match direction.trim().to_ascii_lowercase().as_str() {
+            "asc" => Direction::Asc,
+            "desc" => Direction::Desc,
+            _ => return Err(FieldError::parameter("sort", Rule::OneOf("asc, desc".into()))),
+        };
+        if !keys.iter().any(|k| k.field == field) {
+            keys.push(SortKey { field, direction });
+        }
+    }
+    Ok(keys)
+}
+
+/// The order the store applies: the requested keys, then `id` ascending unless already there.
+pub fn full_order<F: SortField>(keys: &[SortKey<F>]) -> Vec<SortKey<F>> {
+    let mut order = keys.to_vec();
+    if !order.iter().any(|k| k.field == F::ID) {
+        order.push(SortKey { field: F::ID, direction: Direction::Asc });
+    }
+    order
+}
+
+/// Which records a list request wants.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Window {
+    /// Offset paging: page `page` of `size`.
+    Offset(PageRequest),
+    /// Keyset paging: the records after `last` (one value per key of the full order).
+    After { last: Vec<Key>, offset: u64, size: u32 },
+}
+
+impl Window {
+    pub fn size(&self) -> u32 {
+        match self {
+            Window::Offset(page) => page.size,
+            Window::After { size, .. } => *size,
+        }
+    }
+
+    pub fn offset(&self) -> u64 {
+        match self {
+            Window::Offset(page) => page.offset(),
+            Window::After { offset, .. } => *offset,
+        }
+    }
+}
+
+/// An opaque cursor, as the client sees it: base64url of this JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CursorBody {
+    /// Fingerprint of the query the cursor belongs to.
+    q: String,
+    /// Offset of the next record.
+    o: u64,
+    /// Sort values (and id) of the last record returned.
+    v: Vec<Value>,
+}
+
+/// A stable fingerprint of a query's sort and filters (FNV-1a; it binds, it does not protect).
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for part in parts {
+        for byte in part.bytes().chain(std::iter::once(0)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x100000001b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+pub fn encode_cursor(query: &str, offset: u64, last: &[Key]) -> String {
+    let v = last.iter().map(Key::to_json).collect();
+    let body = serde_json::to_vec(&CursorBody { q: query.to_string(), o: offset, v }).expect("cursor serializes");
+    base64url::encode(&body)
+}
+
+/// Reads a cursor for `query` and its full `order`, or says why it can't be used.
+pub fn decode_cursor<F: SortField>(raw: &str, query: &str, size: u32, order: &[SortKey<F>]) -> Result<Window, FieldError> {
+    let invalid = || FieldError::parameter("cursor", Rule::Invalid);
+    let bytes = base64url::decode(raw).ok_or_else(invalid)?;
+    let body: CursorBody = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if body.q != query {
+        return Err(FieldError::parameter("cursor", Rule::OtherQuery));
+    }
+    if body.v.len() != order.len() {
+        return Err(invalid());
+    }
+    let last = body
+        .v
+        .iter()
+        .zip(order)
+        .map(|(value, key)| Key::from_json(value, key.field.kind(), key.field.nullable()))
+        .collect::<Option<Vec<Key>>>()
+        .ok_or_else(invalid)?;
+    Ok(Window::After { last, offset: body.o, size })
+}
+
+/// A list request as a client writes it, before validation.
+#[derive(Debug, Clone, Default)]
+pub struct ListParams {
+    pub page: Option<i64>,
+    pub size: Option<i64>,
+    pub sort: Vec<String>,
+    /// `count=false` asks for a slice without totals.
+    pub count: Option<bool>,
+    pub cursor: Option<String>,
+}
+
+/// A validated list request.
+#[derive(Debug, Clone)]
+pub struct ListRequest<F> {
+    /// The requested keys; the store appends the `id` tie-break.
+    pub sort: Vec<SortKey<F>>,
+    pub window: Window,
+    /// `false`: a slice, with a next cursor instead of totals.
+    pub count: bool,
+    /// The fingerprint a next cursor is bound to.
+    pub query: String,
+}
+
+impl<F: SortField> ListRequest<F> {
+    /// Validates the parameters; `filters` are the filter values the cursor is bound to.
+    pub fn parse(params: ListParams, limits: PageLimits, filters: &[&str]) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let sort = parse_sort::<F>(&params.sort).unwrap_or_else(|e| {
+            errors.push(e);
+            Vec::new()
+        });
+        let page = PageRequest::parse(params.page, params.size, limits).unwrap_or_else(|e| {
+            errors.extend(e);
+            PageRequest { page: 0, size: limits.default_size }
+        });
+        let sort_text: Vec<String> = sort.iter().map(|k| format!("{},{}", k.field.name(), k.direction.name())).collect();
+        let parts: Vec<&str> = sort_text.iter().map(String::as_str).chain(filters.iter().copied()).collect();
+        let query = fingerprint(&parts);
+        let window = match &params.cursor {
+            Some(_) if params.page.is_some() => {
+                errors.push(FieldError::parameter("page", Rule::NotWithCursor));
+                Window::Offset(page)
+            }
+            Some(raw) => decode_cursor(raw, &query, page.size, &full_order(&sort)).unwrap_or_else(|e| {
+                errors.push(e);
+                Window::Offset(page)
+            }),
+            None => Window::Offset(page),
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        // A cursor is a slice by definition.
+        let count = params.count.unwrap_or(true) && params.cursor.is_none();
+        Ok(Self { sort, window, count, query })
+    }
+}
+
+/// One page or slice of a list.
+#[derive(Debug, Clone)]
+pub struct Listing<T, F> {
+    pub items: Vec<T>,
+    /// The requested sort keys (without the implicit `id` tie-break).
+    pub sort: Vec<SortKey<F>>,
+    pub offset: u64,
+    pub size: u32,
+    /// The total over the whole result, when counted.
+    pub total: Option<u64>,
+    /// Whether records follow this page.
+    pub has_next: bool,
+    /// The cursor of the next slice, in slice mode.
+    pub next_cursor: Option<String>,
+}
+
+impl<T, F> Listing<T, F> {
+    /// The 0-based page index: exact for offset pages, `offset / size` for slices.
+    pub fn number(&self) -> u64 {
+        self.offset / u64::from(self.size)
+    }
+
+    pub fn total_pages(&self) -> Option<u64> {
+        self.total.map(|t| t.div_ceil(u64::from(self.size)))
+    }
+
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Listing<U, F> {
+        Listing {
+            items: self.items.into_iter().map(f).collect(),
+            sort: self.sort,
+            offset: self.offset,
+            size: self.size,
+            total: self.total,
+            has_next: self.has_next,
+            next_cursor: self.next_cursor,
+        }
+    }
+}
+
+mod base64url {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+    pub fn encode(bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len() * 4 / 3 + 4);
+        for chunk in bytes.chunks(3) {
+            let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..=chunk.len() {
+                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    pub fn decode(text: &str) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(text.len() * 3 / 4);
+        let (mut acc, mut bits) = (0u32, 0u32);
+        for c in text.bytes() {
+            let v = TABLE.iter().position(|t| *t == c)? as u32;
+            acc = (acc << 6) | v;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out.push((acc >> bits) as u8);
+                acc &= (1 << bits) - 1;
+            }
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum F {
+        Id,
+        Name,
+    }
+
+    impl SortField for F {
+        const ALL: &'static [F] = &[F::Id, F::Name];
+        const ID: F = F::Id;
+        fn name(self) -> &'static str {
+            match self {
+                F::Id => "id",
+                F::Name => "name",
+            }
+        }
+        fn kind(self) -> KeyKind {
+            match self {
+                F::Id => KeyKind::Int,
+                F::Name => KeyKind::Text,
+            }
+        }
+    }
+
+    #[test]
+    fn sort_keys_parse_in_order_and_end_with_id() {
+        let keys = parse_sort::<F>(&["name,desc".into(), "name,asc".into()]).unwrap();
+        assert_eq!(keys, vec![SortKey { field: F::Name, direction: Direction::Desc }]);
+        assert_eq!(full_order(&keys).last(), Some(&SortKey { field: F::Id, direction: Direction::Asc }));
+        let err = parse_sort::<F>(&["nope".into()]).unwrap_err();
+        assert_eq!(err.rule, Rule::OneOf("id, name".into()));
+        assert!(parse_sort::<F>(&["name,up".into()]).is_err());
+    }
+
+    #[test]
+    fn cursors_round_trip_and_stay_bound_to_their_query() {
+        let order = full_order(&[SortKey { field: F::Name, direction: Direction::Desc }]);
+        let query = fingerprint(&["name,desc", "keyword=ada"]);
+        let last = vec![Key::Text("Ada".into()), Key::Int(7)];
+        let cursor = encode_cursor(&query, 40, &last);
+        assert_eq!(decode_cursor(&cursor, &query, 20, &order).unwrap(), Window::After { last, offset: 40, size: 20 });
+        let other = fingerprint(&["name,asc", "keyword=ada"]);
+        assert_eq!(decode_cursor(&cursor, &other, 20, &order).unwrap_err().rule, Rule::OtherQuery);
+        assert_eq!(decode_cursor("!!", &query, 20, &order).unwrap_err().rule, Rule::Invalid);
+        assert_eq!(decode_cursor(&cursor, &query, 20, &order[1..]).unwrap_err().rule, Rule::Invalid);
+        // Values of the wrong kind (a forged cursor) are refused, not passed to the store.
+        let forged = encode_cursor(&query, 0, &[Key::Int(1), Key::Text("x".into())]);
+        assert_eq!(decode_cursor(&forged, &query, 20, &order).unwrap_err().rule, Rule::Invalid);
+    }
+
+    #[test]
+    fn list_params_validate_together() {
+        const LIMITS: PageLimits = PageLimits { default_size: 20, max_size: 100 };
+        let params = ListParams { sort: vec!["nope".into()], size: Some(0), ..ListParams::default() };
+        assert_eq!(ListRequest::<F>::parse(params, LIMITS, &[]).unwrap_err().len(), 2);
+        let params = ListParams { count: Some(false), ..ListParams::default() };
+        let request = ListRequest::<F>::parse(params, LIMITS, &[]).unwrap();
+        assert!(!request.count);
+        let params = ListParams { page: Some(1), cursor: Some("x".into()), ..ListParams::default() };
+        assert_eq!(ListRequest::<F>::parse(params, LIMITS, &[]).unwrap_err()[0].rule, Rule::NotWithCursor);
+    }
+
+    #[test]
+    fn base64url_round_trips() {
+        for len in 0..20 {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            assert_eq!(base64url::decode(&base64url::encode(&bytes)).unwrap(), bytes);
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! SQL for lists, shared by both backends: filters, keyword, order with `id` as the last key,
+//! offset or keyset window. Each backend only binds the values and runs it.
+//!
+//! Order is `NULLS LAST` in both directions on both backends. The keyset condition is written
+//! as "at or after the first key's value, and strictly after the whole key", so an index on
+//! the first key bounds the scan whatever the depth.
+
+use chrono::{DateTime, Utc};
+
+use crate::core::listing::Direction;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlValue {
+    Int(i64),
+    Text(String),
+    Time(DateTime<Utc>),
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Sqlite,
+}
+
+impl Dialect {
+    fn placeholder(self, n: usize) -> String {
+        match self {
+            Dialect::Postgres => format!("${n}"),
+            Dialect::Sqlite => format!("?{n}"),
+        }
+    }
+
+    fn like(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "ILIKE",
+            Dialect::Sqlite => "LIKE",
+        }
+    }
+}
+
+/// How a sortable column compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub name: &'static str,
+    pub nullable: bool,
+}
+
+/// A list query in storage terms.
+#[derive(Debug, Clone)]
+pub struct ListSql<'a> {
+    pub table: &'static str,
+    pub columns: &'static str,
+    pub tenant: &'a str,
+    /// `column = value` filters.
+    pub equals: Vec<(&'static str, SqlValue)>,
+    /// A case-insensitive substring searched in any of these columns.
+    pub keyword: Option<(&'static [&'static str], String)>,
+    /// The full order, ending with the id column.
+    pub order: Vec<(Column, Direction)>,
+    /// Keyset: the last row's values, one per order key.
+    pub after: Option<Vec<SqlValue>>,
+    /// Offset paging, when `after` is `None`.
+    pub offset: u64,
+    pub limit: u32,
+}
+
+struct Builder {
+    dialect: Dialect,
+    params: Vec<SqlValue>,
+}
+
+impl Builder {
+    fn bind(&mut self, value: SqlValue) -> String {
+        self.params.push(value);
+        self.dialect.placeholder(self.params.len())
+    }
+}
+
+impl ListSql<'_> {
+    fn filters(&self, b: &mut Builder) -> String {
+        let mut sql = format!("tenant = {}", b.bind(SqlValue::Text(self.tenant.to_string())));
+        for (column, value) in &self.equals {
+            sql += &format!(" AND {column} = {}", b.bind(value.clone()));
+        }
+        if let Some((columns, keyword)) = &self.keyword {
+            let pattern = b.bind(SqlValue::Text(format!("%{}%", escape_like(keyword))));
+            let like = b.dialect.like();
+            let any: Vec<String> = columns.iter().map(|c| format!("{c} {like} {pattern} ESCAPE '\\'")).collect();
+            sql += &format!(" AND ({})", any.join(" OR "));
+        }
+        sql
+    }
+
+    /// The rows of one page or slice.
+    pub fn page(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
+        let mut b = Builder { dialect, params: Vec::new() };
+        let mut sql = format!("SELECT {} FROM {} WHERE {}", self.columns, self.table, self.filters(&mut b));
+        if let Some(after) = &self.after {
+            sql += &format!(" AND {}", keyset(&self.order, after, &mut b));
+        }
+        let order: Vec<String> =
+            self.order.iter().map(|(c, d)| format!("{} {} NULLS LAST", c.name, d.name())).collect();
+        sql += &format!(" ORDER BY {} LIMIT {}", order.join(", "), b.bind(SqlValue::Int(i64::from(self.limit))));
+        if self.after.is_none() && self.offset > 0 {
+            sql += &format!(" OFFSET {}", b.bind(SqlValue::Int(self.offset as i64)));
+        }
+        (sql, b.params)
+    }
+
+    /// The number of rows matching the filters.
+    pub fn count(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
+        let mut b = Builder { dialect, params: Vec::new() };
+        let sql = format!("SELECT count(*) FROM {} WHERE {}", self.table, self.filters(&mut b));
+        (sql, b.params)
+    }
+}
+
+/// Rows strictly after `after` in `order` (nulls last).
+fn keyset(order: &[(Column, Direction)], after: &[SqlValue], b: &mut Builder) -> String {
+    let bound = at_or_after(order[0].0, order[0].1, &after[0], b);
+    format!("{bound} AND {}", strictly_after(order, after, b))
+}
+
+fn strictly_after(order: &[(Column, Direction)], after: &[SqlValue], b: &mut Builder) -> String {
+    let ((column, direction), value) = (order[0], &after[0]);
+    let this = after_value(column, direction, value, b);
+    if order.len() == 1 {
+        return this;
+    }
+    let same = equal_to(column, value, b);
+    format!("({this} OR ({same} AND {}))", strictly_after(&order[1..], &after[1..], b))
+}
+
+fn after_value(column: Column, direction: Direction, value: &SqlValue, b: &mut Builder) -> String {
+    let op = if direction == Direction::Asc { ">" } else { "<" };
+    match value {
+        // Nulls sort last: nothing of this key comes after a null.
+        SqlValue::Null => "1 = 0".into(),
+        _ if column.nullable => format!("({} {op} {} OR {} IS NULL)", column.name, b.bind(value.clone()), column.name),
+        _ => format!("{} {op} {}", column.name, b.bind(value.clone())),
+    }
+}
+
+fn at_or_after(column: Column, direction: Direction, value: &SqlValue, b: &mut Builder) -> String {
+    let op = if direction == Direction::Asc { ">=" } else { "<=" };
+    match value {
+        SqlValue::Null => format!("{} IS NULL", column.name),
+        _ if column.nullable => format!("({} {op} {} OR {} IS NULL)", column.name, b.bind(value.clone()), column.name),
+        _ => format!("{} {op} {}", column.name, b.bind(value.clone())),
+    }
+}
+
+fn equal_to(column: Column, value: &SqlValue, b: &mut Builder) -> String {
+    match value {
+        SqlValue::Null => format!("{} IS NULL", column.name),
+        _ => format!("{} = {}", column.name, b.bind(value.clone())),
+    }
+}
+
+/// `%`, `_` and `\` match themselves in the keyword.
+fn escape_like(keyword: &str) -> String {
+    keyword.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAME: Column = Column { name: "name", nullable: false };
+    const AGE: Column = Column { name: "age", nullable: true };
+    const ID: Column = Column { name: "id", nullable: false };
+
+    fn query(after: Option<Vec<SqlValue>>) -> ListSql<'static> {
+        ListSql {
+            table: "users",
+            columns: "id",
+            tenant: "t",
+            equals: vec![("email_key", SqlValue::Text("a@b.c".into()))],
+            keyword: Some((&["name", "email"], "50%_".into())),
+            order: vec![(NAME, Direction::Desc), (ID, Direction::Asc)],
+            after,
+            offset: 40,
+            limit: 21,
+        }
+    }
+
+    #[test]
+    fn offset_pages() {
+        let (sql, params) = query(None).page(Dialect::Postgres);
+        assert_eq!(
+            sql,
+            "SELECT id FROM users WHERE tenant = $1 AND email_key = $2 AND (name ILIKE $3 ESCAPE '\\' OR email ILIKE $3 ESCAPE '\\') \
+             ORDER BY name DESC NULLS LAST, id ASC NULLS LAST LIMIT $4 OFFSET $5"
+        );
+        assert_eq!(params[2], SqlValue::Text("%50\\%\\_%".into()));
+        assert_eq!(params.len(), 5);
+    }
+
+    #[test]
+    fn keyset_slices() {
+        let (sql, _) = query(Some(vec![SqlValue::Text("Bo".into()), SqlValue::Int(7)])).page(Dialect::Sqlite);
+        assert!(sql.contains("AND name <= ?4 AND (name < ?5 OR (name = ?6 AND id > ?7)) ORDER BY"), "{sql}");
+        assert!(!sql.contains("OFFSET"));
+    }
+
+    #[test]
+    fn keyset_over_nulls() {
+        let mut q = query(Some(vec![SqlValue::Null, SqlValue::Int(7)]));
+        q.order = vec![(AGE, Direction::Asc), (ID, Direction::Asc)];
+        q.equals.clear();
+        q.keyword = None;
+        let (sql, _) = q.page(Dialect::Postgres);
+        assert!(sql.contains("WHERE tenant = $1 AND age IS NULL AND (1 = 0 OR (age IS NULL AND id > $2))"), "{sql}");
+        q.after = Some(vec![SqlValue::Int(30), SqlValue::Int(7)]);
+        let (sql, _) = q.page(Dialect::Postgres);
+        assert!(sql.contains("(age >= $2 OR age IS NULL) AND ((age > $3 OR age IS NULL) OR (age = $4 AND id > $5))"), "{sql}");
+    }
+}
