@@ -9,8 +9,11 @@ use poem::{
     listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
 };
 
+use chrono::{DateTime, Utc};
+
 use crate::{
     auth::{Verifier, dev_secret},
+    lifecycle::{Lifecycle, Stage},
     core::{paging::PageLimits, users::Users},
     dispatch::Dispatch,
     http, public,
@@ -22,9 +25,21 @@ use crate::{
 /// How long shutdown waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
 
+/// What time it is; tests fix it to walk a lifecycle without sleeping.
+pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+
+pub fn system_clock() -> Clock {
+    Arc::new(Utc::now)
+}
+
 /// Everything a request may need, built once.
 pub struct AppState {
     pub settings: Settings,
+    pub clock: Clock,
+    /// Versions with a lifecycle (v1), by number.
+    pub lifecycles: Vec<(u16, Lifecycle)>,
+    /// Each version's OpenAPI document as served, by number.
+    pub documents: Vec<(u16, String)>,
     pub store: Arc<dyn Store>,
     pub users: Users,
     pub verifier: Verifier,
@@ -35,6 +50,18 @@ pub struct AppState {
 
 impl AppState {
     pub async fn build(settings: Settings) -> anyhow::Result<Arc<Self>> {
+        Self::build_with_clock(settings, system_clock()).await
+    }
+
+    pub async fn build_with_clock(settings: Settings, clock: Clock) -> anyhow::Result<Arc<Self>> {
+        let lifecycles = vec![(crate::v1::NUMBER, Lifecycle::v1(&settings)?)];
+        let documents = versions::documents()
+            .into_iter()
+            .map(|(number, document)| {
+                let lifecycle = lifecycles.iter().find(|(n, _)| *n == number).map(|(_, l)| l);
+                (number, mark_deprecated(document, lifecycle))
+            })
+            .collect();
         let key = dev_secret::key_source(&settings)?;
         let verifier = Verifier::new(&key, &settings)?;
         let dispatch = Dispatch::new(versions::all(), settings.default_version, &settings.vendor)?;
@@ -49,8 +76,45 @@ impl AppState {
             page_limits,
             supported_versions,
             settings,
+            clock,
+            lifecycles,
+            documents,
         }))
     }
+
+    pub fn lifecycle(&self, version: u16) -> Option<&Lifecycle> {
+        self.lifecycles.iter().find(|(n, _)| *n == version).map(|(_, l)| l)
+    }
+
+    /// `API-Deprecated-Versions` now: the versions past their deprecation instant.
+    pub fn deprecated_versions(&self, now: DateTime<Utc>) -> Option<String> {
+        let deprecated: Vec<String> = self
+            .lifecycles
+            .iter()
+            .filter(|(_, l)| l.stage(now) != Stage::Current)
+            .map(|(n, _)| n.to_string())
+            .collect();
+        (!deprecated.is_empty()).then(|| deprecated.join(", "))
+    }
+
+    pub fn document(&self, version: u16) -> Option<&str> {
+        self.documents.iter().find(|(n, _)| *n == version).map(|(_, d)| d.as_str())
+    }
+}
+
+/// Marks every operation of a version with an announced deprecation as deprecated.
+fn mark_deprecated(document: String, lifecycle: Option<&Lifecycle>) -> String {
+    let Some(lifecycle) = lifecycle.filter(|l| l.deprecated_at.is_some()) else { return document };
+    let mut spec: serde_json::Value = serde_json::from_str(&document).expect("poem-openapi emits valid JSON");
+    if let Some(paths) = spec.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        for operation in paths.values_mut().filter_map(|p| p.as_object_mut()).flat_map(|p| p.values_mut()) {
+            operation["deprecated"] = serde_json::Value::Bool(true);
+        }
+    }
+    if let Some(sunset) = lifecycle.sunset_at {
+        spec["info"]["x-sunset"] = serde_json::Value::from(sunset.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    }
+    spec.to_string()
 }
 
 /// The routes of the service, before the layers.
@@ -58,7 +122,9 @@ pub fn routes() -> Route {
     let route = Route::new()
         .at("/health/live", get(public::live))
         .at("/health/ready", get(public::ready))
-        .at("/problems/:slug", get(public::problem_page));
+        .at("/problems/:slug", get(public::problem_page))
+        .at("/api", poem::options(public::api_versions))
+        .at("/docs/v1/deprecation", get(public::deprecation_page));
     versions::mount(route)
 }
 
@@ -71,8 +137,12 @@ pub struct Application {
 impl Application {
     /// Connects the store (applying migrations) and binds the listener.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, system_clock()).await
+    }
+
+    pub async fn build_with_clock(settings: Settings, clock: Clock) -> anyhow::Result<Self> {
         let listen = normalize_listen(&settings.listen);
-        let state = AppState::build(settings).await?;
+        let state = AppState::build_with_clock(settings, clock).await?;
         let acceptor = TcpListener::bind(listen.clone()).into_acceptor().await?;
         let local_addr = acceptor
             .local_addr()

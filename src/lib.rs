@@ -10,11 +10,13 @@ pub mod cli;
 pub mod core;
 pub mod dispatch;
 pub mod http;
+pub mod lifecycle;
 pub mod public;
 pub mod settings;
 pub mod store;
 pub mod telemetry;
 pub mod v1;
+pub mod v2;
 pub mod versions;
 
 pub use app::{AppState, Application};

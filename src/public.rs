@@ -1,4 +1,5 @@
-//! Routes outside the versions: health checks and the problem type pages.
+//! Routes outside the versions' operations: health checks, problem type pages, the version
+//! list, OpenAPI documents and the deprecation page.
 
 use std::sync::Arc;
 
@@ -9,9 +10,15 @@ use poem::{
 };
 use serde_json::json;
 
+use chrono::{DateTime, SecondsFormat, Utc};
+
 use crate::{
     app::AppState,
-    http::error::{ApiError, Kind},
+    http::{
+        context::RequestInfo,
+        error::{ApiError, Kind},
+    },
+    lifecycle::Stage,
 };
 
 /// 200 while the process serves.
@@ -49,4 +56,61 @@ pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
         status = kind.status().as_u16(),
         slug = kind.slug(),
     )))
+}
+
+/// A version's OpenAPI document, as served (the version comes from dispatch).
+#[handler]
+pub fn openapi_document(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
+    let version = info.version.get().copied().ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let document = state.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    Ok(Response::builder().content_type("application/json").body(document.to_string()))
+}
+
+/// `OPTIONS /api`: the versions, their lifecycle and where their contracts are.
+#[handler]
+pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {
+    let now = (state.clock)();
+    let versions: Vec<serde_json::Value> = state
+        .dispatch
+        .versions()
+        .map(|number| {
+            let lifecycle = state.lifecycle(number).cloned().unwrap_or_default();
+            let status = match lifecycle.stage(now) {
+                Stage::Current => "current",
+                Stage::Deprecated => "deprecated",
+                Stage::Brownout { .. } => "brownout",
+                Stage::Sunset => "sunset",
+            };
+            let time = |t: DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
+            json!({
+                "version": number,
+                "status": status,
+                "deprecatedAt": lifecycle.deprecated_at.map(time),
+                "sunsetAt": lifecycle.sunset_at.map(time),
+                "brownouts": lifecycle.brownouts.iter().map(|(s, e)| json!({"start": time(*s), "end": time(*e)})).collect::<Vec<_>>(),
+                "openapi": format!("/api/v{number}/openapi.json"),
+                "docs": format!("/docs/v{number}/"),
+            })
+        })
+        .collect();
+    Json(json!({"defaultVersion": state.dispatch.default_version(), "versions": versions}))
+}
+
+/// The human page `Link: rel="deprecation"` points at: v1's dates and its migration notes.
+#[handler]
+pub fn deprecation_page(state: Data<&Arc<AppState>>) -> Html<String> {
+    let lifecycle = state.lifecycle(crate::v1::NUMBER).cloned().unwrap_or_default();
+    let date = |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
+    let notes = include_str!("../versions/v1/CHANGELOG.md").replace('&', "&amp;").replace('<', "&lt;");
+    Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v1 deprecation</title></head>\
+         <body><h1>Tandem API version 1 is being retired</h1>\
+         <p>Deprecated from: {}<br>Sunset (every v1 request answers 410): {}</p>\
+         <p>Its successor is version 2: <a href=\"/docs/v2/\">documentation</a>, \
+         <a href=\"/api/v2/openapi.json\">OpenAPI</a>. Rehearse the removal by sending \
+         <code>X-API-Sunset-Rehearsal: true</code>: v1 then answers as it will after the sunset.</p>\
+         <pre>{notes}</pre></body></html>",
+        date(lifecycle.deprecated_at),
+        date(lifecycle.sunset_at),
+    ))
 }

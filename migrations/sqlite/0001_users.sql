@@ -16,4 +16,9 @@ CREATE TABLE users (
     CONSTRAINT users_tenant_email_key UNIQUE (tenant, email_key)
 );
 
+-- One index per sort field, each ending with the id tie-break.
 CREATE INDEX users_tenant_id_idx ON users (tenant, id);
+CREATE INDEX users_tenant_name_idx ON users (tenant, name, id);
+CREATE INDEX users_tenant_age_idx ON users (tenant, age, id);
+CREATE INDEX users_tenant_created_idx ON users (tenant, created_at, id);
+CREATE INDEX users_tenant_updated_idx ON users (tenant, updated_at, id);

@@ -28,6 +28,9 @@ pub struct Version {
     /// Legacy unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5`
     /// to `/api/v<N>/users/5`.
     pub legacy: &'static [(&'static str, &'static str)],
+    /// Where a route of this version lives in its successor, for `Link: rel="successor-version"`:
+    /// given the route template and the record the request touched.
+    pub successor: Option<fn(&str, Option<uuid::Uuid>) -> String>,
 }
 
 struct Entry {
@@ -35,6 +38,7 @@ struct Entry {
     style: BodyStyle,
     routes: RouteTable,
     legacy: &'static [(&'static str, &'static str)],
+    successor: Option<fn(&str, Option<uuid::Uuid>) -> String>,
 }
 
 pub struct Dispatch {
@@ -81,6 +85,7 @@ impl Dispatch {
                 style: v.style,
                 routes: RouteTable::from_openapi(&v.spec),
                 legacy: v.legacy,
+                successor: v.successor,
             })
             .collect();
         Ok(Self { versions, default_version, vendor: vendor.to_string(), supported })
@@ -94,6 +99,16 @@ impl Dispatch {
     pub fn style(&self, version: Option<u16>) -> BodyStyle {
         let number = version.unwrap_or(self.default_version);
         self.entry(number).or_else(|| self.entry(self.default_version)).map_or(BodyStyle::Problem, |e| e.style)
+    }
+
+    /// The successor link of a request served by `version`, if that version has a successor.
+    pub fn successor(&self, version: u16, template: Option<&str>, resource: Option<uuid::Uuid>) -> Option<String> {
+        let successor = self.entry(version)?.successor?;
+        Some(successor(template.unwrap_or(""), resource))
+    }
+
+    pub fn versions(&self) -> impl Iterator<Item = u16> + '_ {
+        self.versions.iter().map(|v| v.number)
     }
 
     fn entry(&self, number: u16) -> Option<&Entry> {

@@ -8,8 +8,14 @@ use poem::{
     http::{HeaderValue, header},
 };
 
-use super::{auth, body_limit, context, error::ApiError};
-use crate::{app::AppState, dispatch::Resolution};
+use super::{
+    auth, body_limit, context,
+    error::{ApiError, Kind},
+};
+use crate::{app::AppState, dispatch::Resolution, lifecycle::Stage};
+
+/// `X-API-Sunset-Rehearsal: true` answers as the version will after its sunset.
+pub const REHEARSAL_HEADER: &str = "x-api-sunset-rehearsal";
 
 pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let vendor_type = match prepare(&mut req, &state) {
@@ -48,6 +54,7 @@ fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiErr
         }
         Resolution::Api(target) => target,
     };
+    refuse_if_gone(req, state, target.version)?;
     let template = &target.route.template;
     let limit = if template.ends_with("/upload") || template.ends_with("/imports") {
         state.settings.max_upload_bytes
@@ -62,6 +69,20 @@ fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiErr
     req.extensions_mut().insert(caller);
     body_limit::apply(req, limit)?;
     Ok(target.vendor_type)
+}
+
+/// After the sunset, inside a brownout, or when the client rehearses the sunset: 410.
+fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), ApiError> {
+    let Some(lifecycle) = state.lifecycle(version) else { return Ok(()) };
+    let now = (state.clock)();
+    let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
+    let gone = ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
+    match lifecycle.stage(now) {
+        Stage::Sunset => Err(gone),
+        Stage::Brownout { until } => Err(gone.with_header("retry-after", (until - now).num_seconds().max(1).to_string())),
+        _ if rehearsal => Err(gone),
+        _ => Ok(()),
+    }
 }
 
 fn has_body(req: &Request) -> bool {

@@ -6,7 +6,7 @@ use std::{panic::AssertUnwindSafe, sync::Arc};
 use futures_util::FutureExt;
 use poem::{
     Endpoint, IntoResponse, Request, Response,
-    http::{HeaderValue, header},
+    http::{HeaderValue, StatusCode, header},
 };
 use tracing::Instrument;
 
@@ -17,7 +17,7 @@ use super::{
         render::{RenderContext, render},
     },
 };
-use crate::app::AppState;
+use crate::{app::AppState, lifecycle::Stage};
 
 pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let info = Arc::new(RequestInfo::new(&req));
@@ -67,6 +67,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     if info.legacy.get() == Some(&true) {
         headers.insert(header::VARY, HeaderValue::from_static("Accept, X-API-VERSION"));
     }
+    lifecycle_headers(&mut response, &state, &info);
 
     span.in_scope(|| {
         tracing::info!(
@@ -81,6 +82,39 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         )
     });
     Ok(response)
+}
+
+/// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its
+/// 410s), `Deprecation`, `Sunset` and the `deprecation` and `successor-version` links.
+fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestInfo) {
+    let now = (state.clock)();
+    let headers = response.headers_mut();
+    if let Some(value) = state.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
+        headers.insert("api-deprecated-versions", value);
+    }
+    let Some(version) = info.version.get().copied() else { return };
+    let Some(lifecycle) = state.lifecycle(version) else { return };
+    let deprecated = lifecycle.stage(now) != Stage::Current;
+    if !deprecated && response.status() != StatusCode::GONE {
+        return;
+    }
+    let mut links = Vec::new();
+    if deprecated {
+        let values = [("deprecation", lifecycle.deprecation_header()), ("sunset", lifecycle.sunset_header())];
+        for (name, value) in values {
+            if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
+    }
+    let route = info.route.get().map(|r| &**r);
+    if let Some(successor) = state.dispatch.successor(version, route, info.resource.get().copied()) {
+        links.push(format!("<{successor}>; rel=\"successor-version\""));
+    }
+    if let Ok(value) = HeaderValue::from_str(&links.join(", ")) {
+        response.headers_mut().insert(header::LINK, value);
+    }
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {

@@ -23,6 +23,8 @@ pub struct RequestInfo {
     /// `true` when the client used an unversioned legacy path such as `/users`.
     pub legacy: OnceLock<bool>,
     pub tenant: OnceLock<Arc<str>>,
+    /// The record the request was about, so a deprecated version can link its successor.
+    pub resource: OnceLock<uuid::Uuid>,
 }
 
 impl RequestInfo {
@@ -43,6 +45,7 @@ impl RequestInfo {
             route: OnceLock::new(),
             legacy: OnceLock::new(),
             tenant: OnceLock::new(),
+            resource: OnceLock::new(),
         }
     }
 

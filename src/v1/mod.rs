@@ -19,7 +19,16 @@ pub fn service() -> OpenApiService<users::UsersApi, ()> {
         .server("/api/v1")
 }
 
+/// Where each v1 route lives in v2: the same user when the request touched one, else the
+/// v2 collection.
+fn successor(template: &str, resource: Option<uuid::Uuid>) -> String {
+    match (template, resource) {
+        ("/users/{id}", Some(uuid)) => format!("/api/v2/users/{uuid}"),
+        _ => "/api/v2/users".to_string(),
+    }
+}
+
 pub fn version() -> Version {
     let spec = serde_json::from_str(&service().spec()).expect("poem-openapi emits valid JSON");
-    Version { number: NUMBER, style: BodyStyle::Legacy, spec, legacy: LEGACY }
+    Version { number: NUMBER, style: BodyStyle::Legacy, spec, legacy: LEGACY, successor: Some(successor) }
 }

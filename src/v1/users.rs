@@ -69,8 +69,15 @@ impl UsersApi {
 
     /// Read one user by integer id or UUID.
     #[oai(path = "/users/:id", method = "get", operation_id = "getUser")]
-    async fn get(&self, auth: BearerAuth, state: Data<&Arc<AppState>>, id: Path<String>) -> Result<OneUser, Fail> {
+    async fn get(
+        &self,
+        auth: BearerAuth,
+        state: Data<&Arc<AppState>>,
+        info: Data<&Arc<RequestInfo>>,
+        id: Path<String>,
+    ) -> Result<OneUser, Fail> {
         let user = state.users.get(&auth.0.tenant, parse_id(&id)?).await?;
+        let _ = info.resource.set(user.uuid);
         Ok(OneUser::Ok(Json(user.into())))
     }
 
@@ -85,6 +92,7 @@ impl UsersApi {
     ) -> Result<CreatedUser, Fail> {
         let fields = read_user(&body.value)?;
         let user = state.users.create(&auth.0.tenant, fields).await?;
+        let _ = info.resource.set(user.uuid);
         let location = format!("{}/users/{}", info.base_path(), user.id);
         Ok(CreatedUser::Created(Json(user.into()), location))
     }
@@ -95,6 +103,7 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         state: Data<&Arc<AppState>>,
+        info: Data<&Arc<RequestInfo>>,
         id: Path<String>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
@@ -104,6 +113,7 @@ impl UsersApi {
         let id = parse_id(&id)?;
         let fields = read_user(&body.value)?;
         let user = state.users.replace(&auth.0.tenant, id, fields, None).await?;
+        let _ = info.resource.set(user.uuid);
         Ok(if wants_minimal(prefer.as_deref()) { ChangedUser::NoContent } else { ChangedUser::Ok(Json(user.into())) })
     }
 
@@ -113,6 +123,7 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         state: Data<&Arc<AppState>>,
+        info: Data<&Arc<RequestInfo>>,
         id: Path<String>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
@@ -121,6 +132,7 @@ impl UsersApi {
     ) -> Result<ChangedUser, Fail> {
         let id = parse_id(&id)?;
         let user = state.users.patch(&auth.0.tenant, id, &body.patch, POLICY, None).await?;
+        let _ = info.resource.set(user.uuid);
         Ok(if wants_minimal(prefer.as_deref()) { ChangedUser::NoContent } else { ChangedUser::Ok(Json(user.into())) })
     }
 

@@ -192,7 +192,11 @@ impl Kind {
                 "Die Ressource wurde währenddessen geändert; erneut lesen und wiederholen",
                 "La ressource a changé entre-temps ; relisez-la puis réessayez",
             ),
-            Kind::ApiVersionSunset => ("{}", "{}", "{}"),
+            Kind::ApiVersionSunset => (
+                "Version {} of this API is retired; move to its successor (see the Link header)",
+                "Version {} dieser API ist eingestellt; bitte zur Nachfolgeversion wechseln (siehe Link-Header)",
+                "La version {} de cette API est retirée ; passez à la version suivante (voir l'en-tête Link)",
+            ),
             Kind::PreconditionFailed => (
                 "The resource does not match If-Match",
                 "Die Ressource entspricht nicht If-Match",

@@ -1,10 +1,15 @@
 //! `spawn`: the real application on port 0 with a fresh database, and typed request helpers.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+};
+
+use chrono::{DateTime, Utc};
 
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use tandem::{AppState, Application, Settings, settings::DatabaseUrl};
+use tandem::{AppState, Application, Settings, app::Clock, settings::DatabaseUrl};
 use tokio::sync::oneshot;
 
 use super::{Backend, Reply, send, tokens};
@@ -40,17 +45,46 @@ impl Backend {
 
     /// Starts the app with adjusted settings on a fresh database.
     pub async fn spawn_with(&self, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        self.spawn_at(adjust, tandem::app::system_clock()).await
+    }
+
+    /// Starts the app with adjusted settings and a clock the test controls.
+    pub async fn spawn_at(&self, adjust: impl FnOnce(&mut Settings), clock: Clock) -> TestApp {
         let database_url = self.fresh_database().await;
         let mut settings = test_settings(&database_url);
         adjust(&mut settings);
-        TestApp::start(settings).await
+        TestApp::start_with_clock(settings, clock).await
+    }
+}
+
+/// A clock a test sets by hand.
+#[derive(Clone)]
+pub struct FixedClock(Arc<Mutex<DateTime<Utc>>>);
+
+impl FixedClock {
+    pub fn at(rfc3339: &str) -> FixedClock {
+        let instant = DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc);
+        FixedClock(Arc::new(Mutex::new(instant)))
+    }
+
+    pub fn set(&self, rfc3339: &str) {
+        *self.0.lock().unwrap() = DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc);
+    }
+
+    pub fn clock(&self) -> Clock {
+        let time = self.0.clone();
+        Arc::new(move || *time.lock().unwrap())
     }
 }
 
 impl TestApp {
     pub async fn start(settings: Settings) -> TestApp {
+        Self::start_with_clock(settings, tandem::app::system_clock()).await
+    }
+
+    pub async fn start_with_clock(settings: Settings, clock: Clock) -> TestApp {
         let database_url = settings.database_url.expose().to_string();
-        let app = Application::build(settings).await.expect("the app builds");
+        let app = Application::build_with_clock(settings, clock).await.expect("the app builds");
         let addr = app.local_addr();
         let state = app.state();
         let (stop, stopped_rx) = oneshot::channel::<()>();
@@ -105,6 +139,13 @@ impl TestApp {
         let request =
             self.request(reqwest::Method::PATCH, path).header("content-type", content_type).body(body.to_string());
         send(request).await
+    }
+
+    /// Creates a user through v2 and returns its body.
+    pub async fn create_user_v2(&self, name: &str, email: &str, age: i64) -> Value {
+        let reply = self.post_json("/api/v2/users", &json!({"name": name, "email": email, "age": age})).await;
+        reply.assert_status(201);
+        reply.json()
     }
 
     /// Creates a user through v1 and returns its integer id.

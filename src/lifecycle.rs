@@ -1,0 +1,141 @@
+//! A version's lifecycle: deprecated from one instant, gone from its sunset and inside
+//! brownouts. Read from settings at start; a contradiction refuses to start.
+
+use chrono::{DateTime, Utc};
+
+use crate::settings::Settings;
+
+/// Where a version stands at some instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Current,
+    Deprecated,
+    /// Past the sunset: every request is 410.
+    Sunset,
+    /// Inside a brownout: every request is 410 until it ends.
+    Brownout { until: DateTime<Utc> },
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lifecycle {
+    pub deprecated_at: Option<DateTime<Utc>>,
+    pub sunset_at: Option<DateTime<Utc>>,
+    /// Sorted, non-overlapping `[start, end)` intervals.
+    pub brownouts: Vec<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+fn instant(name: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(raw.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| anyhow::anyhow!("{name}={raw:?} is not an RFC 3339 instant: {e}"))
+}
+
+impl Lifecycle {
+    /// v1's lifecycle from `TANDEM_V1_DEPRECATED_AT`, `TANDEM_V1_SUNSET_AT`, `TANDEM_V1_BROWNOUTS`.
+    pub fn v1(settings: &Settings) -> anyhow::Result<Self> {
+        let deprecated_at =
+            settings.v1_deprecated_at.as_deref().map(|r| instant("TANDEM_V1_DEPRECATED_AT", r)).transpose()?;
+        let sunset_at = settings.v1_sunset_at.as_deref().map(|r| instant("TANDEM_V1_SUNSET_AT", r)).transpose()?;
+        let mut brownouts = Vec::new();
+        for interval in settings.v1_brownouts.as_deref().unwrap_or("").split(',').filter(|i| !i.trim().is_empty()) {
+            let (start, end) = interval
+                .split_once('/')
+                .ok_or_else(|| anyhow::anyhow!("TANDEM_V1_BROWNOUTS: {interval:?} is not start/end"))?;
+            let (start, end) = (instant("TANDEM_V1_BROWNOUTS", start)?, instant("TANDEM_V1_BROWNOUTS", end)?);
+            anyhow::ensure!(start < end, "TANDEM_V1_BROWNOUTS: {interval:?} ends before it starts");
+            brownouts.push((start, end));
+        }
+        brownouts.sort();
+        if let Some(pair) = brownouts.windows(2).find(|w| w[1].0 < w[0].1) {
+            anyhow::bail!("TANDEM_V1_BROWNOUTS: the intervals starting {} and {} overlap", pair[0].0, pair[1].0);
+        }
+        if let Some(sunset) = sunset_at {
+            let deprecated = deprecated_at.ok_or_else(|| {
+                anyhow::anyhow!("TANDEM_V1_SUNSET_AT needs TANDEM_V1_DEPRECATED_AT: clients are told first")
+            })?;
+            anyhow::ensure!(deprecated <= sunset, "TANDEM_V1_SUNSET_AT is before TANDEM_V1_DEPRECATED_AT");
+        }
+        if !brownouts.is_empty() {
+            let deprecated = deprecated_at
+                .ok_or_else(|| anyhow::anyhow!("TANDEM_V1_BROWNOUTS needs TANDEM_V1_DEPRECATED_AT"))?;
+            anyhow::ensure!(brownouts[0].0 >= deprecated, "TANDEM_V1_BROWNOUTS starts before TANDEM_V1_DEPRECATED_AT");
+        }
+        Ok(Self { deprecated_at, sunset_at, brownouts })
+    }
+
+    pub fn stage(&self, now: DateTime<Utc>) -> Stage {
+        if self.sunset_at.is_some_and(|s| now >= s) {
+            return Stage::Sunset;
+        }
+        if let Some((_, end)) = self.brownouts.iter().find(|(start, end)| *start <= now && now < *end) {
+            return Stage::Brownout { until: *end };
+        }
+        if self.deprecated_at.is_some_and(|d| now >= d) { Stage::Deprecated } else { Stage::Current }
+    }
+
+    /// `Deprecation: @<unix seconds>` (RFC 9745).
+    pub fn deprecation_header(&self) -> Option<String> {
+        self.deprecated_at.map(|d| format!("@{}", d.timestamp()))
+    }
+
+    /// `Sunset: <IMF-fixdate>` (RFC 8594).
+    pub fn sunset_header(&self) -> Option<String> {
+        self.sunset_at.map(|s| httpdate::fmt_http_date(s.into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(deprecated: Option<&str>, sunset: Option<&str>, brownouts: Option<&str>) -> Settings {
+        Settings {
+            v1_deprecated_at: deprecated.map(str::to_string),
+            v1_sunset_at: sunset.map(str::to_string),
+            v1_brownouts: brownouts.map(str::to_string),
+            ..Settings::default()
+        }
+    }
+
+    fn at(raw: &str) -> DateTime<Utc> {
+        instant("t", raw).unwrap()
+    }
+
+    #[test]
+    fn stages_over_time() {
+        let lifecycle = Lifecycle::v1(&settings(
+            Some("2026-01-01T00:00:00Z"),
+            Some("2027-01-01T00:00:00Z"),
+            Some("2026-06-01T10:00:00Z/2026-06-01T11:00:00Z"),
+        ))
+        .unwrap();
+        assert_eq!(lifecycle.stage(at("2025-12-31T23:59:59Z")), Stage::Current);
+        assert_eq!(lifecycle.stage(at("2026-01-01T00:00:00Z")), Stage::Deprecated);
+        assert_eq!(lifecycle.stage(at("2026-06-01T10:30:00Z")), Stage::Brownout { until: at("2026-06-01T11:00:00Z") });
+        assert_eq!(lifecycle.stage(at("2026-06-01T11:00:00Z")), Stage::Deprecated);
+        assert_eq!(lifecycle.stage(at("2027-01-01T00:00:00Z")), Stage::Sunset);
+        assert_eq!(lifecycle.deprecation_header().unwrap(), "@1767225600");
+        assert_eq!(lifecycle.sunset_header().unwrap(), "Fri, 01 Jan 2027 00:00:00 GMT");
+        assert_eq!(Lifecycle::v1(&Settings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")), Stage::Current);
+    }
+
+    #[test]
+    fn contradictions_refuse_to_start() {
+        let cases = [
+            settings(Some("2027-01-01T00:00:00Z"), Some("2026-01-01T00:00:00Z"), None),
+            settings(None, Some("2026-01-01T00:00:00Z"), None),
+            settings(Some("yesterday"), None, None),
+            settings(Some("2026-01-01T00:00:00Z"), None, Some("2026-02-01T00:00:00Z")),
+            settings(Some("2026-01-01T00:00:00Z"), None, Some("2026-02-02T00:00:00Z/2026-02-01T00:00:00Z")),
+            settings(
+                Some("2026-01-01T00:00:00Z"),
+                None,
+                Some("2026-02-01T00:00:00Z/2026-02-01T02:00:00Z,2026-02-01T01:00:00Z/2026-02-01T03:00:00Z"),
+            ),
+            settings(Some("2026-03-01T00:00:00Z"), None, Some("2026-02-01T00:00:00Z/2026-02-01T02:00:00Z")),
+        ];
+        for case in cases {
+            assert!(Lifecycle::v1(&case).is_err(), "{case:?}");
+        }
+    }
+}
