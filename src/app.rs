@@ -13,10 +13,11 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     auth::{Verifier, dev_secret},
-    lifecycle::{Lifecycle, Stage},
     core::{paging::PageLimits, users::Users},
     dispatch::Dispatch,
-    http, public,
+    http,
+    lifecycle::{Lifecycle, Stage},
+    public,
     settings::Settings,
     store::{self, Store},
     versions,

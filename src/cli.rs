@@ -79,8 +79,10 @@ pub fn main() -> ExitCode {
 async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
     match command {
         Command::Serve => {
+            // Handlers first: a SIGTERM that arrives while starting must stop us gracefully too.
+            let stop = shutdown_signal()?;
             let app = Application::build(settings).await?;
-            app.run_until_stopped(shutdown_signal()).await?;
+            app.run_until_stopped(stop).await?;
             tracing::info!("stopped");
             Ok(())
         }
@@ -113,14 +115,16 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
     }
 }
 
-/// Completes on SIGTERM or SIGINT.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = interrupt => {},
-        _ = terminate.recv() => {},
-    }
-    tracing::info!("shutting down: finishing in-flight requests");
+/// Registers SIGTERM and SIGINT now; the future completes on the first of them.
+fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {},
+            _ = interrupt.recv() => {},
+        }
+        tracing::info!("shutting down: finishing in-flight requests");
+    })
 }

@@ -13,7 +13,9 @@ pub enum Stage {
     /// Past the sunset: every request is 410.
     Sunset,
     /// Inside a brownout: every request is 410 until it ends.
-    Brownout { until: DateTime<Utc> },
+    Brownout {
+        until: DateTime<Utc>,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,8 +58,8 @@ impl Lifecycle {
             anyhow::ensure!(deprecated <= sunset, "TANDEM_V1_SUNSET_AT is before TANDEM_V1_DEPRECATED_AT");
         }
         if !brownouts.is_empty() {
-            let deprecated = deprecated_at
-                .ok_or_else(|| anyhow::anyhow!("TANDEM_V1_BROWNOUTS needs TANDEM_V1_DEPRECATED_AT"))?;
+            let deprecated =
+                deprecated_at.ok_or_else(|| anyhow::anyhow!("TANDEM_V1_BROWNOUTS needs TANDEM_V1_DEPRECATED_AT"))?;
             anyhow::ensure!(brownouts[0].0 >= deprecated, "TANDEM_V1_BROWNOUTS starts before TANDEM_V1_DEPRECATED_AT");
         }
         Ok(Self { deprecated_at, sunset_at, brownouts })

@@ -100,7 +100,8 @@ pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {
 #[handler]
 pub fn deprecation_page(state: Data<&Arc<AppState>>) -> Html<String> {
     let lifecycle = state.lifecycle(crate::v1::NUMBER).cloned().unwrap_or_default();
-    let date = |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
+    let date =
+        |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
     let notes = include_str!("../versions/v1/CHANGELOG.md").replace('&', "&amp;").replace('<', "&lt;");
     Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v1 deprecation</title></head>\

@@ -19,10 +19,16 @@ pub enum Location {
 pub enum Rule {
     Required,
     Blank,
-    TooLong { max: usize },
+    TooLong {
+        max: usize,
+    },
     Email,
-    Min { min: i64 },
-    Max { max: i64 },
+    Min {
+        min: i64,
+    },
+    Max {
+        max: i64,
+    },
     ExpectedString,
     ExpectedInteger,
     ExpectedObject,

@@ -176,7 +176,12 @@ pub fn encode_cursor(query: &str, offset: u64, last: &[Key]) -> String {
 }
 
 /// Reads a cursor for `query` and its full `order`, or says why it can't be used.
-pub fn decode_cursor<F: SortField>(raw: &str, query: &str, size: u32, order: &[SortKey<F>]) -> Result<Window, FieldError> {
+pub fn decode_cursor<F: SortField>(
+    raw: &str,
+    query: &str,
+    size: u32,
+    order: &[SortKey<F>],
+) -> Result<Window, FieldError> {
     let invalid = || FieldError::parameter("cursor", Rule::Invalid);
     let bytes = base64url::decode(raw).ok_or_else(invalid)?;
     let body: CursorBody = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
@@ -231,7 +236,8 @@ impl<F: SortField> ListRequest<F> {
             errors.extend(e);
             PageRequest { page: 0, size: limits.default_size }
         });
-        let sort_text: Vec<String> = sort.iter().map(|k| format!("{},{}", k.field.name(), k.direction.name())).collect();
+        let sort_text: Vec<String> =
+            sort.iter().map(|k| format!("{},{}", k.field.name(), k.direction.name())).collect();
         let parts: Vec<&str> = sort_text.iter().map(String::as_str).chain(filters.iter().copied()).collect();
         let query = fingerprint(&parts);
         let window = match &params.cursor {

@@ -79,7 +79,9 @@ fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), A
     let gone = ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
     match lifecycle.stage(now) {
         Stage::Sunset => Err(gone),
-        Stage::Brownout { until } => Err(gone.with_header("retry-after", (until - now).num_seconds().max(1).to_string())),
+        Stage::Brownout { until } => {
+            Err(gone.with_header("retry-after", (until - now).num_seconds().max(1).to_string()))
+        }
         _ if rehearsal => Err(gone),
         _ => Ok(()),
     }

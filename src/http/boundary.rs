@@ -17,7 +17,7 @@ use super::{
         render::{RenderContext, render},
     },
 };
-use crate::{app::AppState, lifecycle::Stage};
+use crate::{app::AppState, dispatch::sources, lifecycle::Stage};
 
 pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let info = Arc::new(RequestInfo::new(&req));
@@ -42,8 +42,11 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
                     || tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed"),
                 );
             }
+            // Unresolved (an ambiguous or unsupported version): a version in the URI still
+            // picks the body shape the client expects.
+            let version = info.version.get().copied().or_else(|| sources::from_uri(uri.path()).and_then(|(v, _)| v));
             let ctx = RenderContext {
-                style: state.dispatch.style(info.version.get().copied()),
+                style: state.dispatch.style(version),
                 lang: info.lang,
                 path: uri.path(),
                 correlation_id: &info.correlation_id,

@@ -128,7 +128,15 @@ pub async fn connect(url: &DatabaseUrl, timeout: Duration, migrate: bool) -> any
     }
 }
 
+/// How long the database itself may wait (on a lock, or a statement) before giving up: less
+/// than the caller's bound, so a write refused with 503 is refused by the database and cannot
+/// commit after the client was told to retry.
+pub(crate) fn server_side_limit(timeout: Duration) -> Duration {
+    timeout * 3 / 4
+}
+
 /// Bounds one store call: past `limit` the caller gets `Unavailable`, and the call is dropped.
+/// This is the outer bound (a network that hangs); the database's own limit comes first.
 async fn timed<T>(limit: Duration, call: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
     tokio::time::timeout(limit, call)
         .await

@@ -1,12 +1,12 @@
 //! PostgreSQL backend.
 
-use std::time::Duration;
+use std::{str::FromStr, time::Duration};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{
     PgPool, Row,
-    postgres::{PgPoolOptions, PgRow},
+    postgres::{PgConnectOptions, PgPoolOptions, PgRow},
 };
 use uuid::Uuid;
 
@@ -66,13 +66,16 @@ pub struct PgStore {
 
 impl PgStore {
     pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
+        let limit = format!("{}ms", super::server_side_limit(timeout).as_millis());
+        let options = PgConnectOptions::from_str(url)?
+            .options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())]);
         let pool = PgPoolOptions::new()
             .max_connections(10)
             .acquire_timeout(timeout)
             // Released connections are pinged by the pool; pinging again on acquire doubles
             // the round trips of every request.
             .test_before_acquire(false)
-            .connect_lazy(url)?;
+            .connect_lazy_with(options);
         if migrate {
             sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         }

@@ -214,6 +214,9 @@ mod tests {
         assert!(sql.contains("WHERE tenant = $1 AND age IS NULL AND (1 = 0 OR (age IS NULL AND id > $2))"), "{sql}");
         q.after = Some(vec![SqlValue::Int(30), SqlValue::Int(7)]);
         let (sql, _) = q.page(Dialect::Postgres);
-        assert!(sql.contains("(age >= $2 OR age IS NULL) AND ((age > $3 OR age IS NULL) OR (age = $4 AND id > $5))"), "{sql}");
+        assert!(
+            sql.contains("(age >= $2 OR age IS NULL) AND ((age > $3 OR age IS NULL) OR (age = $4 AND id > $5))"),
+            "{sql}"
+        );
     }
 }

@@ -66,7 +66,7 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(url)?
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(timeout)
+            .busy_timeout(super::server_side_limit(timeout))
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new().max_connections(4).acquire_timeout(timeout).connect_with(options).await?;
         if migrate {

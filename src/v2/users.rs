@@ -10,7 +10,9 @@ use poem_openapi::{
 };
 use serde_json::Value;
 
-use super::wire::{ChangedUser, CreatedUser, DeletedUser, JsonPatchOperation, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2};
+use super::wire::{
+    ChangedUser, CreatedUser, DeletedUser, JsonPatchOperation, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2,
+};
 use crate::{
     app::AppState,
     core::{

@@ -31,7 +31,7 @@ async fn unknown_routes_are_404_in_the_v1_shape(backend: Backend) {
         assert_eq!((body["status"].as_u64(), body["path"].as_str()), (Some(404), Some(path)));
     }
     let unsupported = app.get("/api/v9/users").await;
-    assert_eq!(unsupported.json()["message"], "Supported versions: 1");
+    assert_eq!(unsupported.json()["message"], "Supported versions: 1, 2");
 }
 
 async fn a_wrong_method_is_405_with_allow(backend: Backend) {
@@ -144,7 +144,7 @@ async fn security_headers_are_on_every_response(backend: Backend) {
     let app = backend.spawn().await;
     for reply in [app.get("/users").await, app.get("/nope").await, send(app.client.get(app.url("/users"))).await] {
         assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
-        assert_eq!(reply.header("api-supported-versions"), Some("1"));
+        assert_eq!(reply.header("api-supported-versions"), Some("1, 2"));
     }
     assert_eq!(app.get("/users").await.header("cache-control"), Some("no-store"));
 }

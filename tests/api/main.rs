@@ -2,13 +2,17 @@
 
 mod auth;
 mod contract;
+mod deprecation;
+mod dispatch;
 mod errors;
 mod harness;
 mod lifecycle;
+mod listing;
 mod logs;
 mod outage;
 mod tenants;
 mod users;
+mod v2_users;
 mod validation;
 
 fn main() {
@@ -22,5 +26,9 @@ fn main() {
         logs::scenarios(),
         lifecycle::scenarios(),
         contract::scenarios(),
+        v2_users::scenarios(),
+        listing::scenarios(),
+        dispatch::scenarios(),
+        deprecation::scenarios(),
     ]);
 }

@@ -126,9 +126,15 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
             ))
             .into(),
         Rule::Unique => lang.pick(("is already taken", "ist bereits vergeben", "est déjà utilisé")).into(),
-        Rule::OneOf(allowed) => with(("must be one of: {}", "muss einer der Werte sein: {}", "doit être l'une des valeurs : {}"), allowed),
+        Rule::OneOf(allowed) => {
+            with(("must be one of: {}", "muss einer der Werte sein: {}", "doit être l'une des valeurs : {}"), allowed)
+        }
         Rule::NotWithCursor => lang
-            .pick(("cannot be combined with cursor", "kann nicht mit cursor kombiniert werden", "ne peut pas être combiné avec cursor"))
+            .pick((
+                "cannot be combined with cursor",
+                "kann nicht mit cursor kombiniert werden",
+                "ne peut pas être combiné avec cursor",
+            ))
             .into(),
         Rule::OtherQuery => lang
             .pick((
