@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::harness::{Backend, send};
 
-crate::scenarios![served_documents_match_the_committed_ones];
+crate::scenarios![served_documents_match_the_committed_ones, every_problem_type_has_a_page];
 
 async fn served_documents_match_the_committed_ones(backend: Backend) {
     let app = backend.spawn().await;
@@ -23,4 +23,15 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
         served.assert_status(200);
         assert_eq!(served.json(), committed, "the served v{number} document differs from the committed one");
     }
+}
+
+async fn every_problem_type_has_a_page(backend: Backend) {
+    let app = backend.spawn().await;
+    for kind in tandem::http::error::Kind::ALL {
+        let page = send(app.client.get(app.url(&format!("/problems/{}", kind.slug())))).await;
+        page.assert_status(200);
+        assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+        assert!(page.text.contains(kind.title(tandem::http::error::i18n::Lang::En)), "{}", kind.slug());
+    }
+    send(app.client.get(app.url("/problems/no-such-problem"))).await.assert_status(404);
 }
