@@ -16,6 +16,7 @@ use crate::{
     core::{paging::PageLimits, users::Users},
     dispatch::Dispatch,
     http,
+    idempotency::{self, IdempotencyStore},
     lifecycle::{Lifecycle, Stage},
     public,
     settings::Settings,
@@ -42,6 +43,7 @@ pub struct AppState {
     /// Each version's OpenAPI document as served, by number.
     pub documents: Vec<(u16, String)>,
     pub store: Arc<dyn Store>,
+    pub idempotency: Arc<dyn IdempotencyStore>,
     pub users: Users,
     pub verifier: Verifier,
     pub dispatch: Dispatch,
@@ -67,11 +69,13 @@ impl AppState {
         let verifier = Verifier::new(&key, &settings)?;
         let dispatch = Dispatch::new(versions::all(), settings.default_version, &settings.vendor)?;
         let store = store::connect(&settings.database_url, settings.db_timeout(), true).await?;
+        let idempotency = idempotency::from_settings(settings.redis_url.as_ref().map(|u| u.expose()))?;
         let page_limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         Ok(Arc::new(Self {
             users: Users::new(store.clone()),
             store,
+            idempotency,
             verifier,
             dispatch,
             page_limits,

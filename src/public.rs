@@ -27,16 +27,35 @@ pub fn live() -> Json<serde_json::Value> {
     Json(json!({"status": "live"}))
 }
 
-/// 200 when the database answers; 503 naming what failed.
+/// 200 when the database (and Redis, when configured) answer; 503 naming what failed.
 #[handler]
 pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
-    match state.store.ping().await {
-        Ok(()) => Json(json!({"status": "ready", "checks": {"database": "ok"}})).into_response(),
+    let (database, redis) = tokio::join!(state.store.ping(), state.idempotency.ping());
+    let mut checks = serde_json::Map::new();
+    let mut ok = true;
+    match database {
+        Ok(()) => checks.insert("database".into(), json!("ok")),
         Err(err) => {
-            tracing::warn!(cause = %err, "readiness check failed");
-            let body = json!({"status": "unavailable", "checks": {"database": "unreachable"}});
-            Json(body).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response()
+            tracing::warn!(cause = %err, "readiness: database unreachable");
+            ok = false;
+            checks.insert("database".into(), json!("unreachable"))
         }
+    };
+    if state.settings.redis_url.is_some() {
+        match redis {
+            Ok(()) => checks.insert("redis".into(), json!("ok")),
+            Err(err) => {
+                tracing::warn!(cause = %err, "readiness: redis unreachable");
+                ok = false;
+                checks.insert("redis".into(), json!("unreachable"))
+            }
+        };
+    }
+    if ok {
+        Json(json!({"status": "ready", "checks": checks})).into_response()
+    } else {
+        let body = json!({"status": "unavailable", "checks": checks});
+        Json(body).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response()
     }
 }
 

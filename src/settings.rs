@@ -48,6 +48,8 @@ pub struct Settings {
     pub max_upload_bytes: u64,
     /// `TANDEM_DB_TIMEOUT_MS`: a store call slower than this answers 503.
     pub db_timeout_ms: u64,
+    /// `TANDEM_REQUEST_TIMEOUT_MS`: a request still running after this answers 503.
+    pub request_timeout_ms: u64,
     /// `TANDEM_LOG_FORMAT`: `text` or `json`; unset = text on a terminal, else json.
     pub log_format: Option<LogFormat>,
     /// `TANDEM_RATE_LIMIT`: requests a second per tenant and subject.
@@ -85,6 +87,7 @@ impl Default for Settings {
             max_body_bytes: 1_048_576,
             max_upload_bytes: 10_485_760,
             db_timeout_ms: 3000,
+            request_timeout_ms: 30_000,
             log_format: None,
             rate_limit: 50,
             maintenance: false,
@@ -113,6 +116,7 @@ impl Settings {
             "TANDEM_DEFAULT_PAGE_SIZE must be between 1 and TANDEM_MAX_PAGE_SIZE"
         );
         anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
+        anyhow::ensure!(self.request_timeout_ms > 0, "TANDEM_REQUEST_TIMEOUT_MS must be positive");
         if let Some(secret) = &self.jwt_secret {
             anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");
         }
@@ -121,6 +125,16 @@ impl Settings {
 
     pub fn db_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.db_timeout_ms)
+    }
+
+    pub fn request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.request_timeout_ms)
+    }
+
+    /// How long an Idempotency-Key stays in flight: twice the longest a request may run, so a
+    /// lease never ends while its request still could.
+    pub fn idempotency_lease(&self) -> std::time::Duration {
+        self.request_timeout() * 2
     }
 }
 

@@ -11,6 +11,9 @@ pub enum CoreError {
     NotFound,
     #[error("conflict: {0:?}")]
     Conflict(Conflict),
+    /// The Idempotency-Key was used for another request.
+    #[error("idempotency key reused for another request")]
+    IdempotencyMismatch,
     #[error("precondition failed")]
     PreconditionFailed,
     /// A JSON Patch was well-formed, but the record it produces breaks a rule.
@@ -38,6 +41,10 @@ impl From<StoreError> for CoreError {
         match err {
             StoreError::Unavailable(cause) => CoreError::Unavailable(cause),
             StoreError::Conflict(crate::store::Constraint::UserEmail) => CoreError::Conflict(Conflict::DuplicateEmail),
+            // Callers that pass a key handle this one; anywhere else it is a bug.
+            StoreError::Conflict(crate::store::Constraint::UserIdempotency) => {
+                CoreError::Internal(anyhow::anyhow!("unexpected idempotency conflict"))
+            }
             StoreError::Other(err) => CoreError::Internal(err),
         }
     }

@@ -8,9 +8,12 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::{
-    fields::{FieldError, Rule},
-    paging::{PageLimits, PageRequest},
+use crate::{
+    core::{
+        fields::{FieldError, Rule},
+        paging::{PageLimits, PageRequest},
+    },
+    encoding::base64url,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -299,37 +302,6 @@ impl<T, F> Listing<T, F> {
     }
 }
 
-mod base64url {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-    pub fn encode(bytes: &[u8]) -> String {
-        let mut out = String::with_capacity(bytes.len() * 4 / 3 + 4);
-        for chunk in bytes.chunks(3) {
-            let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-            for i in 0..=chunk.len() {
-                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            }
-        }
-        out
-    }
-
-    pub fn decode(text: &str) -> Option<Vec<u8>> {
-        let mut out = Vec::with_capacity(text.len() * 3 / 4);
-        let (mut acc, mut bits) = (0u32, 0u32);
-        for c in text.bytes() {
-            let v = TABLE.iter().position(|t| *t == c)? as u32;
-            acc = (acc << 6) | v;
-            bits += 6;
-            if bits >= 8 {
-                bits -= 8;
-                out.push((acc >> bits) as u8);
-                acc &= (1 << bits) - 1;
-            }
-        }
-        Some(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,13 +365,5 @@ mod tests {
         assert!(!request.count);
         let params = ListParams { page: Some(1), cursor: Some("x".into()), ..ListParams::default() };
         assert_eq!(ListRequest::<F>::parse(params, LIMITS, &[]).unwrap_err()[0].rule, Rule::NotWithCursor);
-    }
-
-    #[test]
-    fn base64url_round_trips() {
-        for len in 0..20 {
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
-            assert_eq!(base64url::decode(&base64url::encode(&bytes)).unwrap(), bytes);
-        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod fields;
+pub mod idempotency;
 pub mod listing;
 pub mod paging;
 pub mod patch;

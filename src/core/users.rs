@@ -9,11 +9,12 @@ use crate::core::{
     CoreError,
     error::Conflict,
     fields::{FieldError, ObjectReader},
+    idempotency::{Created, IdempotencyRecord},
     listing::{Key, ListRequest, Listing, encode_cursor, full_order},
     patch::{self, Patch},
     user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserRef, UserSort},
 };
-use crate::store::{NewUser, Store, UserList};
+use crate::store::{Constraint, NewUser, Store, StoreError, UserList};
 
 /// Filters of a users list.
 #[derive(Debug, Clone, Default)]
@@ -56,10 +57,36 @@ impl Users {
         Self { store }
     }
 
-    pub async fn create(&self, tenant: &str, fields: UserFields) -> Result<User, CoreError> {
+    /// Creates a user. Under an Idempotency-Key, a second try finds the first try's user
+    /// (the database's unique constraint decides) instead of creating another.
+    pub async fn create(
+        &self,
+        tenant: &str,
+        fields: UserFields,
+        idempotency: Option<IdempotencyRecord>,
+    ) -> Result<Created<User>, CoreError> {
         let now = Utc::now().trunc_subsecs(0);
-        let new = NewUser { uuid: Uuid::now_v7(), fields, now };
-        Ok(self.store.insert_user(tenant, &new).await?)
+        let new = NewUser { uuid: Uuid::now_v7(), fields, now, idempotency };
+        match (self.store.insert_user(tenant, &new).await, &new.idempotency) {
+            (Ok(user), _) => Ok(Created { record: user, replayed: false }),
+            // A retry breaks every unique rule the first try set (the e-mail too, which some
+            // databases report first): the key's own record decides.
+            (Err(StoreError::Conflict(conflict)), Some(key)) => {
+                match self.store.find_user_by_idempotency(tenant, &key.scope).await? {
+                    Some((user, fingerprint)) if fingerprint == key.fingerprint => {
+                        Ok(Created { record: user, replayed: true })
+                    }
+                    Some(_) => Err(CoreError::IdempotencyMismatch),
+                    // The key's user was deleted since; its creation still happened once.
+                    None if conflict == Constraint::UserIdempotency => {
+                        Err(CoreError::Conflict(Conflict::ConcurrentUpdate))
+                    }
+                    // Someone else's conflict (an e-mail already taken).
+                    None => Err(StoreError::Conflict(conflict).into()),
+                }
+            }
+            (Err(err), _) => Err(err.into()),
+        }
     }
 
     pub async fn get(&self, tenant: &str, id: UserRef) -> Result<User, CoreError> {

@@ -11,6 +11,7 @@ use poem::{
 use super::{
     auth, body_limit, context,
     error::{ApiError, Kind},
+    idempotency,
 };
 use crate::{app::AppState, dispatch::Resolution, lifecycle::Stage};
 
@@ -27,7 +28,13 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         }
         Err(err) => return Err(err.into()),
     };
-    let mut response = next.call(req).await?.into_response();
+    let key = (req.method() == poem::http::Method::POST)
+        .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .flatten();
+    let mut response = match key {
+        Some(key) => idempotency::keyed(next.as_ref(), req, &state, &key).await?,
+        None => next.call(req).await?.into_response(),
+    };
     if let Some(vendor_type) = vendor_type {
         let is_json = response
             .headers()

@@ -28,31 +28,16 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     let span = tracing::info_span!("request", correlation_id = %info.correlation_id);
 
     // poem's CatchPanic answers outside the error mapper; catching here keeps one body shape.
-    let outcome = AssertUnwindSafe(next.call(req)).catch_unwind().instrument(span.clone()).await;
-    let result = match outcome {
-        Ok(result) => result.map(IntoResponse::into_response),
-        Err(panic) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
+    // poem has no request timeout either: past it the request is dropped and answers 503.
+    let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(next.call(req)).catch_unwind());
+    let result = match call.instrument(span.clone()).await {
+        Ok(Ok(result)) => result.map(IntoResponse::into_response),
+        Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
+        Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
     };
     let mut response = match result {
         Ok(response) => response,
-        Err(err) => {
-            let api = classify::from_poem(err);
-            if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
-                span.in_scope(
-                    || tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed"),
-                );
-            }
-            // Unresolved (an ambiguous or unsupported version): a version in the URI still
-            // picks the body shape the client expects.
-            let version = info.version.get().copied().or_else(|| sources::from_uri(uri.path()).and_then(|(v, _)| v));
-            let ctx = RenderContext {
-                style: state.dispatch.style(version),
-                lang: info.lang,
-                path: uri.path(),
-                correlation_id: &info.correlation_id,
-            };
-            render(&api, &ctx)
-        }
+        Err(err) => span.in_scope(|| respond(err, &info, &state, uri.path())),
     };
 
     let headers = response.headers_mut();
@@ -85,6 +70,25 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         )
     });
     Ok(response)
+}
+
+/// Renders any error as the response the client gets, in the body shape of the version that
+/// served the request, and logs the cause of a 5xx. Every error goes through here.
+pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &str) -> Response {
+    let api = classify::from_poem(err);
+    if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
+        tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed");
+    }
+    // Unresolved (an ambiguous or unsupported version): a version in the URI still picks the
+    // body shape the client expects.
+    let version = info.version.get().copied().or_else(|| sources::from_uri(path).and_then(|(v, _)| v));
+    let ctx = RenderContext {
+        style: state.dispatch.style(version),
+        lang: info.lang,
+        path,
+        correlation_id: &info.correlation_id,
+    };
+    render(&api, &ctx)
 }
 
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its

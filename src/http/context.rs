@@ -25,6 +25,8 @@ pub struct RequestInfo {
     pub tenant: OnceLock<Arc<str>>,
     /// The record the request was about, so a deprecated version can link its successor.
     pub resource: OnceLock<uuid::Uuid>,
+    /// Set when an Idempotency-Key retry was answered from an earlier try's record.
+    pub replayed: OnceLock<bool>,
 }
 
 impl RequestInfo {
@@ -46,6 +48,7 @@ impl RequestInfo {
             legacy: OnceLock::new(),
             tenant: OnceLock::new(),
             resource: OnceLock::new(),
+            replayed: OnceLock::new(),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod context;
 pub mod envelope;
 pub mod error;
 pub mod etag;
+pub mod idempotency;
 pub mod linger;
 pub mod payload;
 pub mod security;

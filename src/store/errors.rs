@@ -6,6 +6,8 @@
 pub enum Constraint {
     /// `users_tenant_email_key`: one e-mail per tenant, ignoring case.
     UserEmail,
+    /// `users_tenant_idempotency_key`: one user per Idempotency-Key scope.
+    UserIdempotency,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -16,6 +16,7 @@ pub use errors::{Constraint, StoreError};
 use query::{Column, ListSql, SqlValue};
 
 use crate::core::{
+    idempotency::IdempotencyRecord,
     listing::{Direction, Key, SortKey, Window},
     user::{User, UserFields, UserRef, UserSort},
 };
@@ -29,6 +30,8 @@ pub struct NewUser {
     pub uuid: Uuid,
     pub fields: UserFields,
     pub now: DateTime<Utc>,
+    /// Recorded under a unique constraint when the request carried an Idempotency-Key.
+    pub idempotency: Option<IdempotencyRecord>,
 }
 
 /// A users list in storage terms.
@@ -99,6 +102,9 @@ pub trait Store: Send + Sync + 'static {
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User>;
 
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>>;
+
+    /// The user an earlier try of a keyed request created, with that request's fingerprint.
+    async fn find_user_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(User, String)>>;
 
     /// The users the query selects, and their total when it asks for one.
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)>;

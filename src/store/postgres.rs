@@ -99,8 +99,12 @@ fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
 fn classify(err: sqlx::Error) -> StoreError {
     if let sqlx::Error::Database(db) = &err {
         let code = db.code().unwrap_or_default();
-        if code == "23505" && db.constraint() == Some("users_tenant_email_key") {
-            return StoreError::Conflict(Constraint::UserEmail);
+        match (code.as_ref(), db.constraint()) {
+            ("23505", Some("users_tenant_email_key")) => return StoreError::Conflict(Constraint::UserEmail),
+            ("23505", Some("users_tenant_idempotency_key")) => {
+                return StoreError::Conflict(Constraint::UserIdempotency);
+            }
+            _ => {}
         }
         // Connection exceptions, shutdown, too many connections, lock and statement timeouts.
         if code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code.as_ref()) {
@@ -122,8 +126,9 @@ impl Store for PgStore {
 
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
         let sql = concat!(
-            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at) ",
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ",
+            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
+            "idempotency_scope, idempotency_fingerprint) ",
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING ",
             user_columns!()
         );
         timed(self.timeout, async {
@@ -135,10 +140,30 @@ impl Store for PgStore {
                 .bind(user.fields.email.key())
                 .bind(user.fields.age.map(|a| a.get()))
                 .bind(user.now)
+                .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
+                .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
                 .fetch_one(&self.pool)
                 .await
                 .map_err(classify)?;
             user_from(row).map_err(classify)
+        })
+        .await
+    }
+
+    async fn find_user_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(User, String)>> {
+        let sql = concat!(
+            "SELECT ",
+            user_columns!(),
+            ", idempotency_fingerprint FROM users WHERE tenant = $1 AND idempotency_scope = $2"
+        );
+        timed(self.timeout, async {
+            let row = sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            row.map(|row| {
+                let fingerprint: String = row.try_get("idempotency_fingerprint")?;
+                Ok((user_from(row)?, fingerprint))
+            })
+            .transpose()
+            .map_err(classify)
         })
         .await
     }

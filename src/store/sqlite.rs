@@ -101,6 +101,9 @@ fn classify(err: sqlx::Error) -> StoreError {
         if code == "2067" && db.message().contains("users.email_key") {
             return StoreError::Conflict(Constraint::UserEmail);
         }
+        if code == "2067" && db.message().contains("users.idempotency_scope") {
+            return StoreError::Conflict(Constraint::UserIdempotency);
+        }
         // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).
         let primary = code.parse::<u32>().map(|c| c & 0xff).unwrap_or(0);
         if primary == 5 || primary == 6 {
@@ -122,8 +125,9 @@ impl Store for SqliteStore {
 
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
         let sql = concat!(
-            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at) ",
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) RETURNING ",
+            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
+            "idempotency_scope, idempotency_fingerprint) ",
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9) RETURNING ",
             user_columns!()
         );
         timed(self.timeout, async {
@@ -135,10 +139,30 @@ impl Store for SqliteStore {
                 .bind(user.fields.email.key())
                 .bind(user.fields.age.map(|a| a.get()))
                 .bind(user.now.timestamp())
+                .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
+                .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
                 .fetch_one(&self.pool)
                 .await
                 .map_err(classify)?;
             user_from(row).map_err(classify)
+        })
+        .await
+    }
+
+    async fn find_user_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(User, String)>> {
+        let sql = concat!(
+            "SELECT ",
+            user_columns!(),
+            ", idempotency_fingerprint FROM users WHERE tenant = ?1 AND idempotency_scope = ?2"
+        );
+        timed(self.timeout, async {
+            let row = sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            row.map(|row| {
+                let fingerprint: String = row.try_get("idempotency_fingerprint")?;
+                Ok((user_from(row)?, fingerprint))
+            })
+            .transpose()
+            .map_err(classify)
         })
         .await
     }

@@ -24,6 +24,7 @@ use crate::{
     http::{
         context::RequestInfo,
         error::{ApiError, Kind, docs::LegacyErrorDoc, failure::Failure},
+        idempotency::{Keyed, mark_replayed},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         wire::{page_links, wants_minimal},
@@ -88,10 +89,18 @@ impl UsersApi {
         auth: BearerAuth,
         state: Data<&Arc<AppState>>,
         info: Data<&Arc<RequestInfo>>,
+        /// Retry safety: the same key and request get the first response again (24 h).
+        #[oai(name = "Idempotency-Key")]
+        _idempotency_key: Header<Option<String>>,
+        keyed: Keyed,
         body: JsonBody<UserInputV1>,
     ) -> Result<CreatedUser, Fail> {
         let fields = read_user(&body.value)?;
-        let user = state.users.create(&auth.0.tenant, fields).await?;
+        let created = state.users.create(&auth.0.tenant, fields, keyed.0).await?;
+        if created.replayed {
+            mark_replayed(&info);
+        }
+        let user = created.record;
         let _ = info.resource.set(user.uuid);
         let location = format!("{}/users/{}", info.base_path(), user.id);
         Ok(CreatedUser::Created(Json(user.into()), location))

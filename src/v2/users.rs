@@ -22,9 +22,11 @@ use crate::{
         users::{BodyPolicy, UserFilter, parse_id},
     },
     http::{
+        context::RequestInfo,
         envelope::Page,
         error::{ApiError, Kind, docs::ProblemDoc, failure::Failure},
         etag::{etag, if_match, none_match_hits},
+        idempotency::{Keyed, mark_replayed},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         wire::wants_minimal,
@@ -115,10 +117,19 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         state: Data<&Arc<AppState>>,
+        info: Data<&Arc<RequestInfo>>,
+        /// Retry safety: the same key and request get the first response again (24 h).
+        #[oai(name = "Idempotency-Key")]
+        _idempotency_key: Header<Option<String>>,
+        keyed: Keyed,
         body: JsonBody<UserInputV2>,
     ) -> Result<CreatedUser, Fail> {
         let fields = read_user(&body.value)?;
-        let user = state.users.create(&auth.0.tenant, fields).await?;
+        let created = state.users.create(&auth.0.tenant, fields, keyed.0).await?;
+        if created.replayed {
+            mark_replayed(&info);
+        }
+        let user = created.record;
         let location = format!("/api/v2/users/{}", user.uuid);
         let tag = etag(user.version);
         Ok(CreatedUser::Created(Json(user.into()), location, tag))

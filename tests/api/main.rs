@@ -6,6 +6,7 @@ mod deprecation;
 mod dispatch;
 mod errors;
 mod harness;
+mod idempotency;
 mod lifecycle;
 mod listing;
 mod logs;
@@ -30,5 +31,6 @@ fn main() {
         listing::scenarios(),
         dispatch::scenarios(),
         deprecation::scenarios(),
+        idempotency::scenarios(),
     ]);
 }

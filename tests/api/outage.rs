@@ -8,7 +8,11 @@ use serde_json::json;
 
 use crate::harness::{Backend, TestApp, app::test_settings, proxy::Proxy, send};
 
-crate::scenarios![a_locked_store_is_503_within_the_timeout; postgres only: an_unreachable_store_is_503_then_recovers];
+crate::scenarios![
+    a_locked_store_is_503_within_the_timeout,
+    a_request_past_the_request_timeout_is_503;
+    postgres only: an_unreachable_store_is_503_then_recovers
+];
 
 /// Polls until `path` answers `status`, for at most `within`.
 async fn eventually(app: &TestApp, path: &str, status: u16, within: Duration) -> bool {
@@ -102,4 +106,20 @@ async fn a_locked_store_is_503_within_the_timeout(backend: Backend) {
         send(app.request(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com"}))).await;
     created.assert_status(201);
     assert_eq!(app.user_count().await, 1);
+}
+
+async fn a_request_past_the_request_timeout_is_503(backend: Backend) {
+    let app = backend
+        .spawn_with(|s| {
+            s.db_timeout_ms = 5000;
+            s.request_timeout_ms = 300;
+        })
+        .await;
+    let lock = WriteLock::take(&app.database_url).await;
+    let started = Instant::now();
+    let slow = app.post_json("/users", &json!({"name": "Ada", "email": "ada@example.com"})).await;
+    slow.assert_status(503);
+    assert!(started.elapsed() < Duration::from_millis(2000), "took {:?}", started.elapsed());
+    assert_eq!(slow.json()["message"], "Temporarily unavailable; retry later");
+    lock.release().await;
 }

@@ -19,6 +19,8 @@ pub enum Kind {
     DuplicateEmail,
     PatchTestFailed,
     ConcurrentUpdate,
+    IdempotencyInFlight,
+    IdempotencyKeyReused,
     ApiVersionSunset,
     PreconditionFailed,
     PayloadTooLarge,
@@ -29,7 +31,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 22] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -43,6 +45,8 @@ impl Kind {
         Kind::DuplicateEmail,
         Kind::PatchTestFailed,
         Kind::ConcurrentUpdate,
+        Kind::IdempotencyInFlight,
+        Kind::IdempotencyKeyReused,
         Kind::ApiVersionSunset,
         Kind::PreconditionFailed,
         Kind::PayloadTooLarge,
@@ -62,7 +66,10 @@ impl Kind {
             Kind::NotFound => StatusCode::NOT_FOUND,
             Kind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Kind::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
-            Kind::DuplicateEmail | Kind::PatchTestFailed | Kind::ConcurrentUpdate => StatusCode::CONFLICT,
+            Kind::DuplicateEmail | Kind::PatchTestFailed | Kind::ConcurrentUpdate | Kind::IdempotencyInFlight => {
+                StatusCode::CONFLICT
+            }
+            Kind::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::ApiVersionSunset => StatusCode::GONE,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -89,6 +96,8 @@ impl Kind {
             Kind::DuplicateEmail => "duplicate-email",
             Kind::PatchTestFailed => "patch-test-failed",
             Kind::ConcurrentUpdate => "concurrent-update",
+            Kind::IdempotencyInFlight => "idempotency-in-flight",
+            Kind::IdempotencyKeyReused => "idempotency-key-reused",
             Kind::ApiVersionSunset => "api-version-sunset",
             Kind::PreconditionFailed => "precondition-failed",
             Kind::PayloadTooLarge => "payload-too-large",
@@ -122,6 +131,10 @@ impl Kind {
             Kind::DuplicateEmail => ("Duplicate e-mail address", "Doppelte E-Mail-Adresse", "Adresse e-mail en double"),
             Kind::PatchTestFailed => ("Patch test failed", "Patch-Test fehlgeschlagen", "Échec du test du correctif"),
             Kind::ConcurrentUpdate => ("Concurrent update", "Gleichzeitige Änderung", "Modification concurrente"),
+            Kind::IdempotencyInFlight => ("Request in progress", "Anfrage läuft noch", "Requête en cours"),
+            Kind::IdempotencyKeyReused => {
+                ("Idempotency-Key reused", "Idempotency-Key wiederverwendet", "Idempotency-Key réutilisée")
+            }
             Kind::ApiVersionSunset => ("API version retired", "API-Version eingestellt", "Version d'API retirée"),
             Kind::PreconditionFailed => {
                 ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition")
@@ -191,6 +204,16 @@ impl Kind {
                 "The resource changed while this request ran; read it again and retry",
                 "Die Ressource wurde währenddessen geändert; erneut lesen und wiederholen",
                 "La ressource a changé entre-temps ; relisez-la puis réessayez",
+            ),
+            Kind::IdempotencyInFlight => (
+                "A request with this Idempotency-Key is still running; retry after it",
+                "Eine Anfrage mit diesem Idempotency-Key läuft noch; danach erneut versuchen",
+                "Une requête avec cette Idempotency-Key est en cours ; réessayez ensuite",
+            ),
+            Kind::IdempotencyKeyReused => (
+                "This Idempotency-Key was used for a different request (method, path, version or body)",
+                "Dieser Idempotency-Key wurde für eine andere Anfrage verwendet (Methode, Pfad, Version oder Inhalt)",
+                "Cette Idempotency-Key a servi à une autre requête (méthode, chemin, version ou corps)",
             ),
             Kind::ApiVersionSunset => (
                 "Version {} of this API is retired; move to its successor (see the Link header)",

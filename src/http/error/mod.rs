@@ -103,6 +103,7 @@ impl From<CoreError> for ApiError {
             CoreError::Conflict(Conflict::PatchTestFailed) => ApiError::new(Kind::PatchTestFailed),
             CoreError::Conflict(Conflict::ConcurrentUpdate) => ApiError::new(Kind::ConcurrentUpdate),
             CoreError::PreconditionFailed => ApiError::new(Kind::PreconditionFailed),
+            CoreError::IdempotencyMismatch => ApiError::new(Kind::IdempotencyKeyReused),
             CoreError::PatchResultInvalid(errors) => {
                 let count = errors.len();
                 ApiError { errors, ..ApiError::new(Kind::InvalidPatchResult) }.with_detail(count.to_string())

@@ -52,6 +52,7 @@ impl Backend {
     pub async fn spawn_at(&self, adjust: impl FnOnce(&mut Settings), clock: Clock) -> TestApp {
         let database_url = self.fresh_database().await;
         let mut settings = test_settings(&database_url);
+        settings.redis_url = self.redis.as_deref().map(DatabaseUrl::new);
         adjust(&mut settings);
         TestApp::start_with_clock(settings, clock).await
     }

@@ -27,58 +27,73 @@ pub type ScenarioFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 pub type ScenarioFn = fn(Backend) -> ScenarioFuture;
 
 pub const POSTGRES_ENV: &str = "TANDEM_TEST_POSTGRES_URL";
+pub const REDIS_ENV: &str = "TANDEM_TEST_REDIS_URL";
+
+/// Where a scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// On SQLite and on PostgreSQL.
+    Everywhere,
+    /// Only meaningful on PostgreSQL (a network database can become unreachable; a file can't).
+    Postgres,
+    /// With Redis as the idempotency store (on PostgreSQL when it is available).
+    Redis,
+}
 
 /// One named behaviour, run on each backend it applies to.
 pub struct Scenario {
     pub name: String,
     pub run: ScenarioFn,
-    /// Only meaningful on PostgreSQL (a network database can become unreachable; a file can't).
-    pub postgres_only: bool,
+    pub runs: Runs,
 }
 
-/// Declares a module's scenarios: `scenarios![a, b; postgres only: c];`.
+/// Declares a module's scenarios: `scenarios![a, b; postgres only: c; with redis: d];`.
 #[macro_export]
 macro_rules! scenarios {
-    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)?) => {
+    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)?) => {
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
+            use $crate::harness::{Runs, Scenario};
             let name = |f: &str| format!("{}::{}", module_path!().trim_start_matches("api::"), f);
-            let both = vec![$($crate::harness::Scenario {
-                name: name(stringify!($name)),
-                run: |backend| Box::pin($name(backend)),
-                postgres_only: false,
-            }),*];
-            let postgres_only: Vec<$crate::harness::Scenario> = vec![$($($crate::harness::Scenario {
-                name: name(stringify!($pg)),
-                run: |backend| Box::pin($pg(backend)),
-                postgres_only: true,
-            }),*)?];
-            both.into_iter().chain(postgres_only).collect()
+            #[allow(unused_mut)] // the optional groups push; a module without them doesn't
+            let mut all: Vec<Scenario> =
+                vec![$(Scenario { name: name(stringify!($name)), run: |b| Box::pin($name(b)), runs: Runs::Everywhere }),*];
+            $($(all.push(Scenario { name: name(stringify!($pg)), run: |b| Box::pin($pg(b)), runs: Runs::Postgres });)*)?
+            $($(all.push(Scenario { name: name(stringify!($redis)), run: |b| Box::pin($redis(b)), runs: Runs::Redis });)*)?
+            all
         }
     };
 }
 
 /// Which database a trial runs on; it creates (and later drops) fresh databases.
 #[derive(Clone)]
-pub enum Backend {
+pub enum Store {
     Sqlite { dirs: Arc<Mutex<Vec<tempfile::TempDir>>> },
     Postgres { admin_url: String, created: Arc<Mutex<Vec<String>>> },
 }
 
+/// What a trial runs against: a database backend, and Redis for the Redis suite.
+#[derive(Clone)]
+pub struct Backend {
+    pub store: Store,
+    /// Set in the Redis suite: apps spawned by this trial use it for idempotency.
+    pub redis: Option<String>,
+}
+
 impl Backend {
     pub fn is_postgres(&self) -> bool {
-        matches!(self, Backend::Postgres { .. })
+        matches!(self.store, Store::Postgres { .. })
     }
 
     /// A new, empty database URL on this backend.
     pub async fn fresh_database(&self) -> String {
-        match self {
-            Backend::Sqlite { dirs } => {
+        match &self.store {
+            Store::Sqlite { dirs } => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}/tandem.db?mode=rwc", dir.path().display());
                 dirs.lock().unwrap().push(dir);
                 url
             }
-            Backend::Postgres { admin_url, created } => {
+            Store::Postgres { admin_url, created } => {
                 let name = format!("tandem_test_{}", uuid::Uuid::new_v4().simple());
                 let admin = admin_pool(admin_url).await;
                 sqlx::query(&format!("CREATE DATABASE {name}"))
@@ -93,7 +108,7 @@ impl Backend {
     }
 
     async fn cleanup(&self) {
-        if let Backend::Postgres { admin_url, created } = self {
+        if let Store::Postgres { admin_url, created } = &self.store {
             let names: Vec<String> = created.lock().unwrap().drain(..).collect();
             if names.is_empty() {
                 return;
@@ -180,15 +195,32 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
              {POSTGRES_ENV}=postgres://postgres@127.0.0.1:5432/postgres"
         ),
     }
+    let redis = std::env::var(REDIS_ENV).ok().filter(|v| !v.is_empty());
+    match &redis {
+        Some(_) => eprintln!("Redis suite: on ({REDIS_ENV} is set)"),
+        None => eprintln!(
+            "Redis suite: LEFT OUT (its trials show as ignored; the in-process store is tested). Run it with \
+             {REDIS_ENV}=redis://127.0.0.1:6379"
+        ),
+    }
+    let sqlite = || Store::Sqlite { dirs: Arc::default() };
+    let pg = || postgres.clone().map(|admin_url| Store::Postgres { admin_url, created: Arc::default() });
     let scenarios: Vec<Scenario> = groups.into_iter().flatten().collect();
     let mut trials = Vec::new();
     for scenario in &scenarios {
-        if !scenario.postgres_only {
-            let sqlite = Backend::Sqlite { dirs: Arc::default() };
-            trials.push(trial("sqlite", scenario, Some(sqlite)));
+        match scenario.runs {
+            Runs::Everywhere => {
+                trials.push(trial("sqlite", scenario, Some(Backend { store: sqlite(), redis: None })));
+                trials.push(trial("postgres", scenario, pg().map(|store| Backend { store, redis: None })));
+            }
+            Runs::Postgres => {
+                trials.push(trial("postgres", scenario, pg().map(|store| Backend { store, redis: None })))
+            }
+            Runs::Redis => {
+                let backend = redis.clone().map(|url| Backend { store: pg().unwrap_or_else(sqlite), redis: Some(url) });
+                trials.push(trial("redis", scenario, backend));
+            }
         }
-        let pg = postgres.clone().map(|admin_url| Backend::Postgres { admin_url, created: Arc::default() });
-        trials.push(trial("postgres", scenario, pg));
     }
     libtest_mimic::run(&args, trials).exit()
 }

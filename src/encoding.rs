@@ -1,0 +1,45 @@
+//! Small encodings the service needs in more than one place.
+
+/// Unpadded base64url (RFC 4648 §5): cursors, stored response bodies.
+pub mod base64url {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+    pub fn encode(bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len() * 4 / 3 + 4);
+        for chunk in bytes.chunks(3) {
+            let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..=chunk.len() {
+                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    pub fn decode(text: &str) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(text.len() * 3 / 4);
+        let (mut acc, mut bits) = (0u32, 0u32);
+        for c in text.bytes() {
+            let v = TABLE.iter().position(|t| *t == c)? as u32;
+            acc = (acc << 6) | v;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out.push((acc >> bits) as u8);
+                acc &= (1 << bits) - 1;
+            }
+        }
+        Some(out)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn round_trips() {
+            for len in 0..20 {
+                let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+                assert_eq!(super::decode(&super::encode(&bytes)).unwrap(), bytes);
+            }
+            assert!(super::decode("a!").is_none());
+        }
+    }
+}

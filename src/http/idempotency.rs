@@ -1,0 +1,174 @@
+//! The Idempotency-Key layer, for POSTs that carry the header (after authentication, so the
+//! key is scoped to tenant and subject). The states are explicit: the store's [`Claim`] says
+//! whether to run, replay, wait or refuse.
+
+use std::sync::Arc;
+
+use poem::{Endpoint, FromRequest, IntoResponse, Request, RequestBody, Response, http::HeaderValue};
+
+use super::{
+    body_limit::BodyTooLarge,
+    boundary::respond,
+    context::{self, RequestInfo},
+    error::{ApiError, Kind},
+};
+use crate::{
+    app::AppState,
+    auth::Caller,
+    core::idempotency::IdempotencyRecord,
+    encoding::base64url,
+    idempotency::{Claim, Fingerprint, IdempotencyStore, Scope, StoredResponse},
+};
+
+pub const HEADER: &str = "idempotency-key";
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+/// Headers that describe a stored response; per-request ones (date, correlation id) are not kept.
+const KEPT_HEADERS: [&str; 4] = ["content-type", "location", "etag", "content-language"];
+
+/// 1 to 255 printable ASCII characters.
+pub fn is_valid_key(key: &str) -> bool {
+    (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x20..=0x7e).contains(&b))
+}
+
+/// Runs `next` at most once per key: claims it, runs, keeps the response (not a 5xx) for 24 h.
+pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, key: &str) -> poem::Result<Response> {
+    if !is_valid_key(key) {
+        return Err(ApiError::bad_header("Idempotency-Key").into());
+    }
+    let info = context::info(&req);
+    let caller = req.extensions().get::<Caller>().cloned().expect("authentication runs first");
+    let path = req.original_uri().path().to_string();
+
+    let body = req.take_body().into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
+        Some(too_large) => BodyTooLarge(too_large.0).into_api_error().with_header("connection", "close"),
+        None => ApiError::new(Kind::MalformedJson).with_detail("the body could not be read").with_cause(err),
+    })?;
+    let version = info.version.get().copied().unwrap_or_default();
+    let fingerprint = Fingerprint::of("POST", &path, version, &comparable_content(&req, &body));
+    req.set_body(body);
+    let scope = Scope::new(&caller.tenant, &caller.principal.subject, key);
+
+    let store = state.idempotency.clone();
+    let claim = store.claim(&scope, &fingerprint, state.settings.idempotency_lease()).await.map_err(|e| {
+        // Without the store we cannot promise "at most once": run nothing.
+        ApiError::unavailable(e.0)
+    })?;
+    let token = match claim {
+        Claim::Started(token) => token,
+        Claim::Replay(stored) => return Ok(replay(stored)),
+        Claim::InFlight => return Err(ApiError::new(Kind::IdempotencyInFlight).with_header("retry-after", "1").into()),
+        Claim::Mismatch => return Err(ApiError::new(Kind::IdempotencyKeyReused).into()),
+    };
+
+    req.extensions_mut()
+        .insert(IdempotencyRecord { scope: scope.as_str().to_string(), fingerprint: fingerprint.0.clone() });
+    let mut guard = ReleaseOnDrop(Some((store.clone(), scope.clone(), token.clone())));
+    let mut response = match next.call(req).await {
+        Ok(response) => response.into_response(),
+        Err(err) => respond(err, &info, state, &path),
+    };
+    let bytes = response.take_body().into_bytes().await.map_err(ApiError::internal)?;
+    if response.status().is_server_error() {
+        // A failure frees the key: the client may retry (the database still guards the row).
+        guard.release().await;
+    } else {
+        let stored = stored(&response, &bytes);
+        guard.disarm();
+        if let Err(err) = store.complete(&scope, &token, &fingerprint, &stored).await {
+            // The marker expires with its lease; a retry then meets the database's guard.
+            tracing::warn!(cause = %err, "could not store the response of an idempotent request");
+        }
+    }
+    if info.replayed.get() == Some(&true) {
+        response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+    }
+    response.set_body(bytes);
+    Ok(response)
+}
+
+/// The request content, with a multipart boundary (random per try) replaced by a constant so a
+/// retry of the same upload matches.
+fn comparable_content(req: &Request, body: &[u8]) -> Vec<u8> {
+    let boundary = req
+        .content_type()
+        .filter(|ct| ct.to_ascii_lowercase().starts_with("multipart/"))
+        .and_then(|ct| ct.split(';').find_map(|p| p.trim().strip_prefix("boundary=")))
+        .map(|b| b.trim_matches('"').as_bytes().to_vec());
+    let content_type = req.content_type().unwrap_or("").split(';').next().unwrap_or("").trim().as_bytes().to_vec();
+    let mut out = content_type;
+    out.push(0);
+    match boundary.filter(|b| !b.is_empty()) {
+        Some(boundary) => {
+            let mut rest = body;
+            while let Some(at) = rest.windows(boundary.len()).position(|w| w == boundary.as_slice()) {
+                out.extend_from_slice(&rest[..at]);
+                out.extend_from_slice(b"<boundary>");
+                rest = &rest[at + boundary.len()..];
+            }
+            out.extend_from_slice(rest);
+        }
+        None => out.extend_from_slice(body),
+    }
+    out
+}
+
+fn stored(response: &Response, body: &[u8]) -> StoredResponse {
+    let headers = KEPT_HEADERS
+        .iter()
+        .filter_map(|name| {
+            response.headers().get(*name).and_then(|v| v.to_str().ok()).map(|v| (name.to_string(), v.to_string()))
+        })
+        .collect();
+    StoredResponse { status: response.status().as_u16(), headers, body: base64url::encode(body) }
+}
+
+fn replay(stored: StoredResponse) -> Response {
+    let mut builder = Response::builder().status(poem::http::StatusCode::from_u16(stored.status).unwrap_or_default());
+    for (name, value) in &stored.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder.header(REPLAYED_HEADER, "true").body(base64url::decode(&stored.body).unwrap_or_default())
+}
+
+/// Frees the key if the request ends without a response to keep: a 5xx, a panic, a dropped
+/// connection.
+struct ReleaseOnDrop(Option<(Arc<dyn IdempotencyStore>, Scope, String)>);
+
+impl ReleaseOnDrop {
+    async fn release(&mut self) {
+        if let Some((store, scope, token)) = self.0.take()
+            && let Err(err) = store.release(&scope, &token).await
+        {
+            tracing::warn!(cause = %err, "could not free an idempotency key");
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        if let Some((store, scope, token)) = self.0.take() {
+            tokio::spawn(async move {
+                let _ = store.release(&scope, &token).await;
+            });
+        }
+    }
+}
+
+/// The keyed request a handler is running, if any: handlers pass it to the core so the row
+/// records it.
+pub struct Keyed(pub Option<IdempotencyRecord>);
+
+impl<'a> FromRequest<'a> for Keyed {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Keyed(req.extensions().get::<IdempotencyRecord>().cloned()))
+    }
+}
+
+/// Handlers call this when the core found an earlier try's record instead of creating one.
+pub fn mark_replayed(info: &RequestInfo) {
+    let _ = info.replayed.set(true);
+}

@@ -1,0 +1,130 @@
+//! The in-process store: correct for one instance, lost on restart (the database still guards
+//! against a second row).
+
+use std::{
+    collections::HashMap,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use async_trait::async_trait;
+
+use super::{Claim, Fingerprint, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
+
+enum State {
+    InFlight { token: String },
+    Done(StoredResponse),
+}
+
+struct Entry {
+    fingerprint: Fingerprint,
+    state: State,
+    expires: Instant,
+}
+
+#[derive(Default)]
+pub struct MemoryStore {
+    entries: Mutex<HashMap<Scope, Entry>>,
+}
+
+/// Sweep expired entries once the map grows past this.
+const SWEEP_AT: usize = 10_000;
+
+#[async_trait]
+impl IdempotencyStore for MemoryStore {
+    async fn claim(&self, scope: &Scope, fingerprint: &Fingerprint, lease: Duration) -> Result<Claim, Unavailable> {
+        let now = Instant::now();
+        let mut entries = self.entries.lock().expect("idempotency map");
+        if entries.len() >= SWEEP_AT {
+            entries.retain(|_, e| e.expires > now);
+        }
+        if let Some(entry) = entries.get(scope).filter(|e| e.expires > now) {
+            return Ok(match (&entry.state, entry.fingerprint == *fingerprint) {
+                (_, false) => Claim::Mismatch,
+                (State::InFlight { .. }, true) => Claim::InFlight,
+                (State::Done(response), true) => Claim::Replay(response.clone()),
+            });
+        }
+        let token = super::token();
+        let state = State::InFlight { token: token.clone() };
+        entries.insert(scope.clone(), Entry { fingerprint: fingerprint.clone(), state, expires: now + lease });
+        Ok(Claim::Started(token))
+    }
+
+    async fn complete(
+        &self,
+        scope: &Scope,
+        token: &str,
+        fingerprint: &Fingerprint,
+        response: &StoredResponse,
+    ) -> Result<(), Unavailable> {
+        let mut entries = self.entries.lock().expect("idempotency map");
+        if matches!(entries.get(scope), Some(Entry { state: State::InFlight { token: t }, .. }) if t == token) {
+            let expires = Instant::now() + RESULT_TTL;
+            let state = State::Done(response.clone());
+            entries.insert(scope.clone(), Entry { fingerprint: fingerprint.clone(), state, expires });
+        }
+        Ok(())
+    }
+
+    async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable> {
+        let mut entries = self.entries.lock().expect("idempotency map");
+        if matches!(entries.get(scope), Some(Entry { state: State::InFlight { token: t }, .. }) if t == token) {
+            entries.remove(scope);
+        }
+        Ok(())
+    }
+
+    async fn ping(&self) -> Result<(), Unavailable> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response() -> StoredResponse {
+        StoredResponse { status: 201, headers: vec![("location".into(), "/users/1".into())], body: "e30".into() }
+    }
+
+    #[tokio::test]
+    async fn claim_replay_mismatch_and_release() {
+        let store = MemoryStore::default();
+        let scope = Scope::new("t", "ada", "k1");
+        let (a, b) = (Fingerprint("a".into()), Fingerprint("b".into()));
+        let lease = Duration::from_secs(60);
+        let Claim::Started(token) = store.claim(&scope, &a, lease).await.unwrap() else { panic!("first claim") };
+        assert_eq!(store.claim(&scope, &a, lease).await.unwrap(), Claim::InFlight);
+        assert_eq!(store.claim(&scope, &b, lease).await.unwrap(), Claim::Mismatch);
+        // Another claimant's token cannot complete or release it.
+        store.release(&scope, "not-mine").await.unwrap();
+        assert_eq!(store.claim(&scope, &a, lease).await.unwrap(), Claim::InFlight);
+        store.complete(&scope, &token, &a, &response()).await.unwrap();
+        assert_eq!(store.claim(&scope, &a, lease).await.unwrap(), Claim::Replay(response()));
+        assert_eq!(store.claim(&scope, &b, lease).await.unwrap(), Claim::Mismatch);
+
+        let other = Scope::new("t", "ada", "k2");
+        let Claim::Started(token) = store.claim(&other, &a, lease).await.unwrap() else { panic!() };
+        store.release(&other, &token).await.unwrap();
+        assert!(matches!(store.claim(&other, &a, lease).await.unwrap(), Claim::Started(_)));
+    }
+
+    #[tokio::test]
+    async fn an_expired_lease_can_be_claimed_again() {
+        let store = MemoryStore::default();
+        let scope = Scope::new("t", "ada", "k");
+        let fp = Fingerprint("a".into());
+        assert!(matches!(store.claim(&scope, &fp, Duration::ZERO).await.unwrap(), Claim::Started(_)));
+        assert!(matches!(store.claim(&scope, &fp, Duration::from_secs(60)).await.unwrap(), Claim::Started(_)));
+    }
+
+    #[test]
+    fn scopes_separate_tenants_subjects_and_keys() {
+        let base = Scope::new("t", "ada", "k");
+        assert_ne!(base, Scope::new("u", "ada", "k"));
+        assert_ne!(base, Scope::new("t", "bob", "k"));
+        assert_ne!(base, Scope::new("t", "ada", "j"));
+        assert!(!base.as_str().contains("ada"));
+    }
+}

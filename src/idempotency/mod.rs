@@ -1,0 +1,117 @@
+//! Idempotency-Key: a retried POST never runs twice. One seam, two stores: Redis, shared by
+//! every instance, or in-process for a single instance. A key is claimed atomically with an
+//! in-flight marker (a lease longer than any request may run), then holds the response for
+//! 24 h. Explicit states, not scattered checks: [`Claim`].
+
+mod memory;
+mod redis_store;
+
+use std::{sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub use memory::MemoryStore;
+pub use redis_store::RedisStore;
+
+/// How long a completed response is replayed.
+pub const RESULT_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// Whose key this is: tenant, token subject and the client's key, hashed (no raw subject or
+/// key reaches the store).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scope(String);
+
+impl Scope {
+    pub fn new(tenant: &str, subject: &str, key: &str) -> Self {
+        Scope(format!("{tenant}:{}", hex(&Sha256::digest(format!("{subject}\n{key}").as_bytes()))))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What the request was: method, path, version and content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint(pub String);
+
+impl Fingerprint {
+    pub fn of(method: &str, path: &str, version: u16, content: &[u8]) -> Self {
+        let mut hash = Sha256::new();
+        for part in [method.as_bytes(), path.as_bytes(), version.to_string().as_bytes()] {
+            hash.update(part);
+            hash.update([0]);
+        }
+        hash.update(content);
+        Fingerprint(hex(&hash.finalize()))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A response kept for replay: status, the headers that describe it, and its body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// base64url, so any body survives a JSON round trip.
+    pub body: String,
+}
+
+/// The outcome of claiming a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// Ours: run the request, then `complete` or `release` with this token.
+    Started(String),
+    /// Done before with the same request: answer this again.
+    Replay(StoredResponse),
+    /// Another try of the same request is running now.
+    InFlight,
+    /// The key was used for a different request.
+    Mismatch,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("idempotency store unavailable: {0}")]
+pub struct Unavailable(pub String);
+
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// Claims `scope` for a request with `fingerprint`, in flight for at most `lease`.
+    async fn claim(&self, scope: &Scope, fingerprint: &Fingerprint, lease: Duration) -> Result<Claim, Unavailable>;
+
+    /// Replaces our in-flight marker with the response, kept for [`RESULT_TTL`].
+    async fn complete(
+        &self,
+        scope: &Scope,
+        token: &str,
+        fingerprint: &Fingerprint,
+        response: &StoredResponse,
+    ) -> Result<(), Unavailable>;
+
+    /// Frees the key after a failure, so the client may retry.
+    async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable>;
+
+    /// Answers when the store does (readiness).
+    async fn ping(&self) -> Result<(), Unavailable>;
+}
+
+/// Redis when `TANDEM_REDIS_URL` is set, else the in-process store (one instance only).
+pub fn from_settings(redis_url: Option<&str>) -> anyhow::Result<Arc<dyn IdempotencyStore>> {
+    match redis_url {
+        Some(url) => Ok(Arc::new(RedisStore::new(url)?)),
+        None => {
+            tracing::warn!("TANDEM_REDIS_URL is unset: idempotency keys live in this process; run one instance only");
+            Ok(Arc::new(MemoryStore::default()))
+        }
+    }
+}
+
+/// A fresh, unguessable token for one claim.
+pub fn token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}

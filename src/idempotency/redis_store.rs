@@ -1,0 +1,149 @@
+//! The Redis store, shared by every instance. Values are `I|<token>|<fingerprint>` while in
+//! flight and `D|<fingerprint>|<response json>` when done. A claim is one `SET NX PX`; finishing
+//! is one script that checks our token: two round trips per keyed POST.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::{AsyncCommands, Script, aio::ConnectionManager};
+
+use super::{Claim, Fingerprint, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
+
+/// Every call answers within this, or the store counts as unreachable.
+const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
+
+pub struct RedisStore {
+    connection: ConnectionManager,
+    complete: Script,
+    release: Script,
+}
+
+const COMPLETE: &str = r"
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, 2 + #ARGV[1]) == 'I|' .. ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0";
+
+const RELEASE: &str = r"
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, 2 + #ARGV[1]) == 'I|' .. ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0";
+
+fn key(scope: &Scope) -> String {
+    format!("tandem:idem:{}", scope.as_str())
+}
+
+fn unavailable(err: impl std::fmt::Display) -> Unavailable {
+    Unavailable(err.to_string())
+}
+
+impl RedisStore {
+    /// Connects lazily: the service starts while Redis is down and recovers when it returns.
+    pub fn new(url: &str) -> anyhow::Result<Self> {
+        let client = redis::Client::open(url)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CALL_TIMEOUT))
+            .set_response_timeout(Some(CALL_TIMEOUT))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(200));
+        let connection = ConnectionManager::new_lazy_with_config(client, config)?;
+        Ok(Self { connection, complete: Script::new(COMPLETE), release: Script::new(RELEASE) })
+    }
+
+    async fn bounded<T>(&self, call: impl Future<Output = redis::RedisResult<T>>) -> Result<T, Unavailable> {
+        tokio::time::timeout(CALL_TIMEOUT, call).await.map_err(|_| unavailable("timed out"))?.map_err(unavailable)
+    }
+}
+
+fn parse(value: &str, fingerprint: &Fingerprint) -> Option<Claim> {
+    let (state, rest) = value.split_once('|')?;
+    match state {
+        "I" => {
+            let (_token, stored) = rest.split_once('|')?;
+            Some(if stored == fingerprint.0 { Claim::InFlight } else { Claim::Mismatch })
+        }
+        "D" => {
+            let (stored, response) = rest.split_once('|')?;
+            if stored != fingerprint.0 {
+                return Some(Claim::Mismatch);
+            }
+            serde_json::from_str(response).ok().map(Claim::Replay)
+        }
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl IdempotencyStore for RedisStore {
+    async fn claim(&self, scope: &Scope, fingerprint: &Fingerprint, lease: Duration) -> Result<Claim, Unavailable> {
+        let key = key(scope);
+        let mut connection = self.connection.clone();
+        // The marker can expire between a failed SET and the GET: then try once more.
+        for _ in 0..3 {
+            let token = super::token();
+            let marker = format!("I|{token}|{}", fingerprint.0);
+            let options = redis::SetOptions::default()
+                .conditional_set(redis::ExistenceCheck::NX)
+                .with_expiration(redis::SetExpiry::PX(lease.as_millis() as u64));
+            let set: Option<String> = self.bounded(connection.set_options(&key, marker, options)).await?;
+            if set.is_some() {
+                return Ok(Claim::Started(token));
+            }
+            let current: Option<String> = self.bounded(connection.get(&key)).await?;
+            if let Some(claim) = current.as_deref().and_then(|v| parse(v, fingerprint)) {
+                return Ok(claim);
+            }
+        }
+        Err(Unavailable("the key changed state three times in a row".into()))
+    }
+
+    async fn complete(
+        &self,
+        scope: &Scope,
+        token: &str,
+        fingerprint: &Fingerprint,
+        response: &StoredResponse,
+    ) -> Result<(), Unavailable> {
+        let value = format!("D|{}|{}", fingerprint.0, serde_json::to_string(response).map_err(unavailable)?);
+        let mut connection = self.connection.clone();
+        let mut invocation = self.complete.key(key(scope));
+        invocation.arg(token).arg(value).arg(RESULT_TTL.as_millis() as u64);
+        let _: i64 = self.bounded(invocation.invoke_async(&mut connection)).await?;
+        Ok(())
+    }
+
+    async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable> {
+        let mut connection = self.connection.clone();
+        let mut invocation = self.release.key(key(scope));
+        invocation.arg(token);
+        let _: i64 = self.bounded(invocation.invoke_async(&mut connection)).await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> Result<(), Unavailable> {
+        let mut connection = self.connection.clone();
+        let _: String = self.bounded(redis::cmd("PING").query_async(&mut connection)).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_values_parse() {
+        let fp = Fingerprint("abc".into());
+        assert_eq!(parse("I|t1|abc", &fp), Some(Claim::InFlight));
+        assert_eq!(parse("I|t1|xyz", &fp), Some(Claim::Mismatch));
+        let response = StoredResponse { status: 201, headers: vec![], body: String::new() };
+        let done = format!("D|abc|{}", serde_json::to_string(&response).unwrap());
+        assert_eq!(parse(&done, &fp), Some(Claim::Replay(response)));
+        assert_eq!(parse("D|zzz|{}", &fp), Some(Claim::Mismatch));
+        assert_eq!(parse("junk", &fp), None);
+    }
+}
