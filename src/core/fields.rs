@@ -12,10 +12,12 @@ pub enum Location {
     Parameter(String),
     /// A request header, by name.
     Header(&'static str),
+    /// A cell of an uploaded file: its line and column.
+    Row { line: u64, column: String },
 }
 
 /// What is wrong with one input. Messages are chosen (and localized) at the boundary.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rule {
     Required,
     Blank,
@@ -37,6 +39,10 @@ pub enum Rule {
     Digits,
     InvalidId,
     Unique,
+    /// The same value appears earlier in the file, on this line.
+    DuplicateOf { line: u64 },
+    /// A stored record already has this value.
+    AlreadyExists,
     /// Must be one of these (comma-separated).
     OneOf(String),
     /// A cursor used with another sort or filter than the one that produced it.

@@ -1,9 +1,11 @@
 //! The shared core: domain rules and services. It never knows which API version called it;
 //! version differences reach it only as explicit policies (see [`users::BodyPolicy`]).
 
+pub mod customer;
 pub mod error;
 pub mod fields;
 pub mod idempotency;
+pub mod import;
 pub mod listing;
 pub mod paging;
 pub mod patch;

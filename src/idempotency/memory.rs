@@ -121,10 +121,11 @@ mod tests {
 
     #[test]
     fn scopes_separate_tenants_subjects_and_keys() {
-        let base = Scope::new("t", "ada", "k");
-        assert_ne!(base, Scope::new("u", "ada", "k"));
-        assert_ne!(base, Scope::new("t", "bob", "k"));
-        assert_ne!(base, Scope::new("t", "ada", "j"));
-        assert!(!base.as_str().contains("ada"));
+        let base = Scope::new("t", "zoe", "key-xyz");
+        assert_ne!(base, Scope::new("u", "zoe", "key-xyz"));
+        assert_ne!(base, Scope::new("t", "yan", "key-xyz"));
+        assert_ne!(base, Scope::new("t", "zoe", "key-xyw"));
+        // Neither the subject nor the key is stored in the clear (neither is valid hex).
+        assert!(!base.as_str().contains("zoe") && !base.as_str().contains("key-xyz"));
     }
 }

@@ -63,6 +63,9 @@ pub struct ListSql<'a> {
     /// Offset paging, when `after` is `None`.
     pub offset: u64,
     pub limit: u32,
+    /// Deep offset pages pick ids from the index first, then read only those rows, instead of
+    /// reading and discarding every skipped row.
+    pub deferred_join: bool,
 }
 
 struct Builder {
@@ -94,6 +97,9 @@ impl ListSql<'_> {
 
     /// The rows of one page or slice.
     pub fn page(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
+        if self.deferred_join && self.after.is_none() && self.offset >= DEFERRED_JOIN_FROM {
+            return self.deferred_page(dialect);
+        }
         let mut b = Builder { dialect, params: Vec::new() };
         let mut sql = format!("SELECT {} FROM {} WHERE {}", self.columns, self.table, self.filters(&mut b));
         if let Some(after) = &self.after {
@@ -108,6 +114,27 @@ impl ListSql<'_> {
         (sql, b.params)
     }
 
+    fn order_by(&self, qualifier: &str) -> String {
+        let order: Vec<String> =
+            self.order.iter().map(|(c, d)| format!("{qualifier}{} {} NULLS LAST", c.name, d.name())).collect();
+        order.join(", ")
+    }
+
+    fn deferred_page(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
+        let mut b = Builder { dialect, params: Vec::new() };
+        let filters = self.filters(&mut b);
+        let (limit, offset) = (b.bind(SqlValue::Int(i64::from(self.limit))), b.bind(SqlValue::Int(self.offset as i64)));
+        let sql = format!(
+            "SELECT {columns} FROM {table} JOIN (SELECT id AS picked FROM {table} WHERE {filters} ORDER BY {inner} \
+             LIMIT {limit} OFFSET {offset}) AS page ON {table}.id = page.picked ORDER BY {outer}",
+            columns = self.columns.split(", ").map(|c| format!("{}.{c}", self.table)).collect::<Vec<_>>().join(", "),
+            table = self.table,
+            inner = self.order_by(""),
+            outer = self.order_by(&format!("{}.", self.table)),
+        );
+        (sql, b.params)
+    }
+
     /// The number of rows matching the filters.
     pub fn count(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
         let mut b = Builder { dialect, params: Vec::new() };
@@ -115,6 +142,9 @@ impl ListSql<'_> {
         (sql, b.params)
     }
 }
+
+/// From this offset on, offset pages use a deferred join.
+const DEFERRED_JOIN_FROM: u64 = 1000;
 
 /// Rows strictly after `after` in `order` (nulls last).
 fn keyset(order: &[(Column, Direction)], after: &[SqlValue], b: &mut Builder) -> String {
@@ -182,7 +212,24 @@ mod tests {
             after,
             offset: 40,
             limit: 21,
+            deferred_join: false,
         }
+    }
+
+    #[test]
+    fn deep_offsets_pick_ids_first() {
+        let mut q = query(None);
+        q.deferred_join = true;
+        q.offset = 5000;
+        q.keyword = None;
+        let (sql, params) = q.page(Dialect::Postgres);
+        assert_eq!(
+            sql,
+            "SELECT users.id FROM users JOIN (SELECT id AS picked FROM users WHERE tenant = $1 AND email_key = $2 \
+             ORDER BY name DESC NULLS LAST, id ASC NULLS LAST LIMIT $3 OFFSET $4) AS page ON users.id = page.picked \
+             ORDER BY users.name DESC NULLS LAST, users.id ASC NULLS LAST"
+        );
+        assert_eq!(params[3], SqlValue::Int(5000));
     }
 
     #[test]

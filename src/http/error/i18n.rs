@@ -66,6 +66,8 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::Digits => "digits",
         Rule::InvalidId => "invalid_id",
         Rule::Unique => "unique",
+        Rule::DuplicateOf { .. } => "duplicate",
+        Rule::AlreadyExists => "exists",
         Rule::OneOf(_) => "one_of",
         Rule::OtherQuery => "cursor_mismatch",
         Rule::NotWithCursor => "not_with_cursor",
@@ -126,6 +128,13 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
             ))
             .into(),
         Rule::Unique => lang.pick(("is already taken", "ist bereits vergeben", "est déjà utilisé")).into(),
+        Rule::DuplicateOf { line } => with(
+            ("repeats the value of line {}", "wiederholt den Wert aus Zeile {}", "répète la valeur de la ligne {}"),
+            line,
+        ),
+        Rule::AlreadyExists => lang
+            .pick(("already exists", "existiert bereits", "existe déjà"))
+            .into(),
         Rule::OneOf(allowed) => {
             with(("must be one of: {}", "muss einer der Werte sein: {}", "doit être l'une des valeurs : {}"), allowed)
         }

@@ -40,17 +40,32 @@ pub struct ErrorItem {
     pub parameter: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header: Option<String>,
+    /// For a cell of an uploaded file: its line and column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
     pub code: &'static str,
     pub message: String,
 }
 
 pub fn error_item(error: &FieldError, lang: Lang) -> ErrorItem {
-    let (pointer, parameter, header) = match &error.location {
-        Location::Body(pointer) => (Some(pointer.clone()), None, None),
-        Location::Parameter(name) => (None, Some(name.clone()), None),
-        Location::Header(name) => (None, None, Some((*name).to_string())),
+    let mut item = ErrorItem {
+        pointer: None,
+        parameter: None,
+        header: None,
+        line: None,
+        column: None,
+        code: rule_code(&error.rule),
+        message: rule_message(&error.rule, lang),
     };
-    ErrorItem { pointer, parameter, header, code: rule_code(&error.rule), message: rule_message(&error.rule, lang) }
+    match &error.location {
+        Location::Body(pointer) => item.pointer = Some(pointer.clone()),
+        Location::Parameter(name) => item.parameter = Some(name.clone()),
+        Location::Header(name) => item.header = Some((*name).to_string()),
+        Location::Row { line, column } => (item.line, item.column) = (Some(*line), Some(column.clone())),
+    }
+    item
 }
 
 /// v1's body, fields in the documented order.

@@ -1,29 +1,21 @@
-//! SQLite backend: the embedded default. WAL lets readers run beside the one writer; a writer
-//! that waits past the timeout answers `Unavailable`.
-
-use std::{str::FromStr, time::Duration};
+//! SQLite: users.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{
-    Row, SqlitePool,
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous},
-};
+use sqlx::{Row, sqlite::SqliteRow};
 use uuid::Uuid;
 
-use super::{
-    Constraint, NewUser, Store, StoreError, StoreResult, UserList,
-    query::{Dialect, SqlValue},
-    timed,
+use super::{SqliteStore, bind_all, classify, Query};
+use crate::{
+    core::user::{User, UserFields, UserRef},
+    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed},
 };
-use crate::core::user::{User, UserFields, UserRef};
 
 macro_rules! user_columns {
     () => {
         "id, uuid, name, email, age, created_at, updated_at, version"
     };
 }
-
 /// A statement about one user of a tenant (`?1`), found by integer id or UUID (`?2`).
 macro_rules! by_ref {
     ($id:expr, $before:expr, $after:expr) => {
@@ -34,45 +26,10 @@ macro_rules! by_ref {
     };
 }
 
-type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
-
 fn bind_ref(query: Query<'_>, id: UserRef) -> Query<'_> {
     match id {
         UserRef::Id(id) => query.bind(id),
         UserRef::Uuid(uuid) => query.bind(uuid.to_string()),
-    }
-}
-
-fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
-    for param in params {
-        query = match param {
-            SqlValue::Int(i) => query.bind(*i),
-            SqlValue::Text(t) => query.bind(t.as_str()),
-            // Timestamps are Unix seconds here.
-            SqlValue::Time(t) => query.bind(t.timestamp()),
-            SqlValue::Null => query.bind(None::<i64>),
-        };
-    }
-    query
-}
-
-pub struct SqliteStore {
-    pool: SqlitePool,
-    timeout: Duration,
-}
-
-impl SqliteStore {
-    pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
-        let options = SqliteConnectOptions::from_str(url)?
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(super::server_side_limit(timeout))
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(4).acquire_timeout(timeout).connect_with(options).await?;
-        if migrate {
-            sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
-        }
-        Ok(Self { pool, timeout })
     }
 }
 
@@ -94,35 +51,8 @@ fn user_from(row: SqliteRow) -> Result<User, sqlx::Error> {
     })
 }
 
-fn classify(err: sqlx::Error) -> StoreError {
-    if let sqlx::Error::Database(db) = &err {
-        let code = db.code().unwrap_or_default();
-        // SQLite names the columns, not the constraint: match them, never row data.
-        if code == "2067" && db.message().contains("users.email_key") {
-            return StoreError::Conflict(Constraint::UserEmail);
-        }
-        if code == "2067" && db.message().contains("users.idempotency_scope") {
-            return StoreError::Conflict(Constraint::UserIdempotency);
-        }
-        // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).
-        let primary = code.parse::<u32>().map(|c| c & 0xff).unwrap_or(0);
-        if primary == 5 || primary == 6 {
-            return StoreError::Unavailable("database is locked".into());
-        }
-    }
-    StoreError::from_sqlx(err)
-}
-
 #[async_trait]
-impl Store for SqliteStore {
-    async fn ping(&self) -> StoreResult<()> {
-        timed(self.timeout, async {
-            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
-            Ok(())
-        })
-        .await
-    }
-
+impl UserStore for SqliteStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
         let sql = concat!(
             "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",

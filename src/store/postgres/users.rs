@@ -1,28 +1,21 @@
-//! PostgreSQL backend.
-
-use std::{str::FromStr, time::Duration};
+//! PostgreSQL: users.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{
-    PgPool, Row,
-    postgres::{PgConnectOptions, PgPoolOptions, PgRow},
-};
+use sqlx::{Row, postgres::PgRow};
 use uuid::Uuid;
 
-use super::{
-    Constraint, NewUser, Store, StoreError, StoreResult, UserList,
-    query::{Dialect, SqlValue},
-    timed,
+use super::{PgStore, bind_all, classify};
+use crate::{
+    core::user::{User, UserFields, UserRef},
+    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed},
 };
-use crate::core::user::{User, UserFields, UserRef};
 
 macro_rules! user_columns {
     () => {
         "id, uuid, name, email, age, created_at, updated_at, version"
     };
 }
-
 /// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
 /// strings are built at compile time so nothing is formatted per request.
 macro_rules! by_ref {
@@ -44,45 +37,6 @@ fn bind_ref<'q>(
     }
 }
 
-fn bind_all<'q>(
-    mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
-    params: &'q [SqlValue],
-) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
-    for param in params {
-        query = match param {
-            SqlValue::Int(i) => query.bind(*i),
-            SqlValue::Text(t) => query.bind(t.as_str()),
-            SqlValue::Time(t) => query.bind(*t),
-            SqlValue::Null => query.bind(None::<i64>),
-        };
-    }
-    query
-}
-
-pub struct PgStore {
-    pool: PgPool,
-    timeout: Duration,
-}
-
-impl PgStore {
-    pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
-        let limit = format!("{}ms", super::server_side_limit(timeout).as_millis());
-        let options = PgConnectOptions::from_str(url)?
-            .options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())]);
-        let pool = PgPoolOptions::new()
-            .max_connections(10)
-            .acquire_timeout(timeout)
-            // Released connections are pinged by the pool; pinging again on acquire doubles
-            // the round trips of every request.
-            .test_before_acquire(false)
-            .connect_lazy_with(options);
-        if migrate {
-            sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-        }
-        Ok(Self { pool, timeout })
-    }
-}
-
 fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
     Ok(User {
         id: row.try_get("id")?,
@@ -96,34 +50,8 @@ fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
     })
 }
 
-fn classify(err: sqlx::Error) -> StoreError {
-    if let sqlx::Error::Database(db) = &err {
-        let code = db.code().unwrap_or_default();
-        match (code.as_ref(), db.constraint()) {
-            ("23505", Some("users_tenant_email_key")) => return StoreError::Conflict(Constraint::UserEmail),
-            ("23505", Some("users_tenant_idempotency_key")) => {
-                return StoreError::Conflict(Constraint::UserIdempotency);
-            }
-            _ => {}
-        }
-        // Connection exceptions, shutdown, too many connections, lock and statement timeouts.
-        if code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code.as_ref()) {
-            return StoreError::Unavailable(format!("database error {code}"));
-        }
-    }
-    StoreError::from_sqlx(err)
-}
-
 #[async_trait]
-impl Store for PgStore {
-    async fn ping(&self) -> StoreResult<()> {
-        timed(self.timeout, async {
-            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
-            Ok(())
-        })
-        .await
-    }
-
+impl UserStore for PgStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
         let sql = concat!(
             "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",

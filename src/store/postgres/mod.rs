@@ -1,0 +1,83 @@
+//! PostgreSQL backend.
+
+use std::{str::FromStr, time::Duration};
+
+use async_trait::async_trait;
+use sqlx::{
+    PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+
+use super::{Constraint, Store, StoreError, StoreResult, query::SqlValue, timed};
+
+
+fn bind_all<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    params: &'q [SqlValue],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    for param in params {
+        query = match param {
+            SqlValue::Int(i) => query.bind(*i),
+            SqlValue::Text(t) => query.bind(t.as_str()),
+            SqlValue::Time(t) => query.bind(*t),
+            SqlValue::Null => query.bind(None::<i64>),
+        };
+    }
+    query
+}
+
+mod customers;
+mod users;
+
+pub struct PgStore {
+    pool: PgPool,
+    timeout: Duration,
+}
+
+impl PgStore {
+    pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
+        let limit = format!("{}ms", super::server_side_limit(timeout).as_millis());
+        let options = PgConnectOptions::from_str(url)?
+            .options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())]);
+        let pool = PgPoolOptions::new()
+            .max_connections(10)
+            .acquire_timeout(timeout)
+            // Released connections are pinged by the pool; pinging again on acquire doubles
+            // the round trips of every request.
+            .test_before_acquire(false)
+            .connect_lazy_with(options);
+        if migrate {
+            sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        }
+        Ok(Self { pool, timeout })
+    }
+}
+
+fn classify(err: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(db) = &err {
+        let code = db.code().unwrap_or_default();
+        match (code.as_ref(), db.constraint()) {
+            ("23505", Some("users_tenant_email_key")) => return StoreError::Conflict(Constraint::UserEmail),
+            ("23505", Some("users_tenant_idempotency_key")) => {
+                return StoreError::Conflict(Constraint::UserIdempotency);
+            }
+            _ => {}
+        }
+        // Connection exceptions, shutdown, too many connections, lock and statement timeouts.
+        if code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code.as_ref()) {
+            return StoreError::Unavailable(format!("database error {code}"));
+        }
+    }
+    StoreError::from_sqlx(err)
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> StoreResult<()> {
+        timed(self.timeout, async {
+            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,194 @@
+//! SQLite: customers and imports. Rows go in with multi-row `INSERT` batches; the counters move
+//! in the same transaction.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::{QueryBuilder, Row, Sqlite, sqlite::SqliteRow};
+use uuid::Uuid;
+
+use super::{SqliteStore, bind_all, classify};
+use crate::{
+    core::{
+        customer::{Customer, NewCustomer},
+        idempotency::IdempotencyRecord,
+        import::{ImportReport, ImportStatus},
+    },
+    store::{
+        CustomerList, CustomerStore, StoreError, StoreResult, customers::branch_counts, query::Dialect, timed,
+        with_import_budget,
+    },
+};
+
+/// Rows per statement: 8 values each, well under SQLite's 32766 parameters.
+const BATCH: usize = 1000;
+
+fn time(seconds: i64) -> Result<DateTime<Utc>, sqlx::Error> {
+    DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode("bad timestamp".into()))
+}
+
+fn customer_from(row: SqliteRow) -> Result<Customer, sqlx::Error> {
+    Ok(Customer {
+        id: row.try_get("id")?,
+        customer_number: row.try_get("customer_number")?,
+        name: row.try_get("name")?,
+        email: row.try_get("email")?,
+        phone: row.try_get("phone")?,
+        branch_code: row.try_get("branch_code")?,
+        created_date: time(row.try_get("created_date")?)?,
+    })
+}
+
+fn report_from(row: &SqliteRow) -> Result<ImportReport, sqlx::Error> {
+    let (id, status, errors): (String, String, String) = (row.try_get("id")?, row.try_get("status")?, row.try_get("errors")?);
+    Ok(ImportReport {
+        id: Uuid::try_parse(&id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        status: ImportStatus::parse(&status).ok_or_else(|| sqlx::Error::Decode("unknown import status".into()))?,
+        received: row.try_get::<i64, _>("received")? as u64,
+        created: row.try_get::<i64, _>("created")? as u64,
+        skipped: row.try_get::<i64, _>("skipped")? as u64,
+        errors: serde_json::from_str(&errors).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        created_at: time(row.try_get("created_at")?)?,
+    })
+}
+
+const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
+
+#[async_trait]
+impl CustomerStore for SqliteStore {
+    async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
+        let list = query.sql(tenant);
+        timed(self.timeout, async {
+            let (sql, params) = list.page(Dialect::Sqlite);
+            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
+            let total = match (query.count, query.counter()) {
+                (false, _) => None,
+                (true, Some(branch)) => {
+                    let sql = "SELECT n FROM customer_counts WHERE tenant = ?1 AND branch_code = ?2";
+                    let row =
+                        sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await.map_err(classify)?;
+                    Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64)
+                }
+                (true, None) => {
+                    let (sql, params) = list.count(Dialect::Sqlite);
+                    let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await.map_err(classify)?;
+                    Some(row.try_get::<i64, _>(0).map_err(classify)? as u64)
+                }
+            };
+            let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
+            Ok((customers, total))
+        })
+        .await
+    }
+
+    async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
+        let sql = format!("SELECT {} FROM customers WHERE tenant = ?1 AND id = ?2", CustomerList::COLUMNS);
+        timed(self.timeout, async {
+            let row = sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(&self.pool).await.map_err(classify)?;
+            row.map(customer_from).transpose().map_err(classify)
+        })
+        .await
+    }
+
+    async fn existing_customer_numbers(&self, tenant: &str, numbers: &[&str]) -> StoreResult<Vec<String>> {
+        timed(with_import_budget(self.timeout), async {
+            let mut existing = Vec::new();
+            for chunk in numbers.chunks(BATCH) {
+                let mut query: QueryBuilder<Sqlite> =
+                    QueryBuilder::new("SELECT customer_number FROM customers WHERE tenant = ");
+                query.push_bind(tenant).push(" AND customer_number IN (");
+                let mut list = query.separated(", ");
+                for number in chunk {
+                    list.push_bind(*number);
+                }
+                query.push(")");
+                for row in query.build().fetch_all(&self.pool).await.map_err(classify)? {
+                    existing.push(row.try_get::<String, _>(0).map_err(classify)?);
+                }
+            }
+            Ok(existing)
+        })
+        .await
+    }
+
+    async fn import_customers(
+        &self,
+        tenant: &str,
+        report: &ImportReport,
+        rows: &[NewCustomer],
+        idempotency: Option<&IdempotencyRecord>,
+    ) -> StoreResult<()> {
+        let errors = serde_json::to_string(&report.errors).map_err(|e| StoreError::Other(e.into()))?;
+        let id = report.id.to_string();
+        timed(with_import_budget(self.timeout), async {
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            sqlx::query(
+                "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
+                 idempotency_scope, idempotency_fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )
+            .bind(&id)
+            .bind(tenant)
+            .bind(report.status.as_str())
+            .bind(report.received as i64)
+            .bind(report.created as i64)
+            .bind(report.skipped as i64)
+            .bind(&errors)
+            .bind(report.created_at.timestamp())
+            .bind(idempotency.map(|i| i.scope.as_str()))
+            .bind(idempotency.map(|i| i.fingerprint.as_str()))
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            for chunk in rows.chunks(BATCH) {
+                let mut insert: QueryBuilder<Sqlite> = QueryBuilder::new(
+                    "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) ",
+                );
+                insert.push_values(chunk, |mut row, c| {
+                    row.push_bind(tenant)
+                        .push_bind(&id)
+                        .push_bind(c.customer_number.as_str())
+                        .push_bind(c.name.as_str())
+                        .push_bind(c.email.as_str())
+                        .push_bind(c.phone.as_str())
+                        .push_bind(c.branch_code.as_str())
+                        .push_bind(c.created_date.timestamp());
+                });
+                insert.build().execute(&mut *tx).await.map_err(classify)?;
+            }
+            for (branch, n) in branch_counts(rows) {
+                sqlx::query(
+                    "INSERT INTO customer_counts (tenant, branch_code, n) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (tenant, branch_code) DO UPDATE SET n = n + excluded.n",
+                )
+                .bind(tenant)
+                .bind(branch)
+                .bind(n)
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+            }
+            tx.commit().await.map_err(classify)
+        })
+        .await
+    }
+
+    async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
+        let sql = format!("SELECT {REPORT_COLUMNS} FROM imports WHERE tenant = ?1 AND id = ?2");
+        timed(self.timeout, async {
+            let row =
+                sqlx::query(&sql).bind(tenant).bind(id.to_string()).fetch_optional(&self.pool).await.map_err(classify)?;
+            row.as_ref().map(report_from).transpose().map_err(classify)
+        })
+        .await
+    }
+
+    async fn find_import_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(ImportReport, String)>> {
+        let sql = format!(
+            "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = ?1 AND idempotency_scope = ?2"
+        );
+        timed(self.timeout, async {
+            let row = sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?))).transpose().map_err(classify)
+        })
+        .await
+    }
+}

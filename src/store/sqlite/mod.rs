@@ -1,0 +1,81 @@
+//! SQLite backend: the embedded default. WAL lets readers run beside the one writer; a writer
+//! that waits past the timeout answers `Unavailable`.
+
+use std::{str::FromStr, time::Duration};
+
+use async_trait::async_trait;
+use sqlx::{
+    SqlitePool,
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+use super::{Constraint, Store, StoreError, StoreResult, query::SqlValue, timed};
+
+
+type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
+    for param in params {
+        query = match param {
+            SqlValue::Int(i) => query.bind(*i),
+            SqlValue::Text(t) => query.bind(t.as_str()),
+            // Timestamps are Unix seconds here.
+            SqlValue::Time(t) => query.bind(t.timestamp()),
+            SqlValue::Null => query.bind(None::<i64>),
+        };
+    }
+    query
+}
+
+mod customers;
+mod users;
+
+pub struct SqliteStore {
+    pool: SqlitePool,
+    timeout: Duration,
+}
+
+impl SqliteStore {
+    pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(super::server_side_limit(timeout))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new().max_connections(4).acquire_timeout(timeout).connect_with(options).await?;
+        if migrate {
+            sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        }
+        Ok(Self { pool, timeout })
+    }
+}
+
+fn classify(err: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(db) = &err {
+        let code = db.code().unwrap_or_default();
+        // SQLite names the columns, not the constraint: match them, never row data.
+        if code == "2067" && db.message().contains("users.email_key") {
+            return StoreError::Conflict(Constraint::UserEmail);
+        }
+        if code == "2067" && db.message().contains("users.idempotency_scope") {
+            return StoreError::Conflict(Constraint::UserIdempotency);
+        }
+        // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).
+        let primary = code.parse::<u32>().map(|c| c & 0xff).unwrap_or(0);
+        if primary == 5 || primary == 6 {
+            return StoreError::Unavailable("database is locked".into());
+        }
+    }
+    StoreError::from_sqlx(err)
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> StoreResult<()> {
+        timed(self.timeout, async {
+            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            Ok(())
+        })
+        .await
+    }
+}
