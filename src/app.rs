@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     auth::{Verifier, dev_secret},
-    core::{paging::PageLimits, users::Users},
+    core::{customers::Customers, paging::PageLimits, users::Users},
     dispatch::Dispatch,
     http,
     idempotency::{self, IdempotencyStore},
@@ -45,6 +45,7 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub users: Users,
+    pub customers: Customers,
     pub verifier: Verifier,
     pub dispatch: Dispatch,
     pub page_limits: PageLimits,
@@ -74,6 +75,7 @@ impl AppState {
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         Ok(Arc::new(Self {
             users: Users::new(store.clone()),
+            customers: Customers::new(store.clone()),
             store,
             idempotency,
             verifier,

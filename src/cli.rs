@@ -1,4 +1,4 @@
-//! The `tandem` command: `serve` (default), `migrate`, `token`, `export-openapi`.
+//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -40,6 +40,15 @@ enum Command {
         /// Lifetime: `90s`, `15m`, `1h`, `7d`.
         #[arg(long, default_value = "1h")]
         ttl: String,
+    },
+    /// Fill the store with deterministic demo data (continuing after what the tenant has).
+    Seed {
+        #[arg(long, default_value_t = 0)]
+        users: u64,
+        #[arg(long, default_value_t = 0)]
+        customers: u64,
+        #[arg(long, default_value = "default")]
+        tenant: String,
     },
     /// Write each version's OpenAPI document to `versions/v<N>/openapi.json`.
     ExportOpenapi {
@@ -90,6 +99,11 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             store::connect(&settings.database_url, settings.db_timeout(), true).await?;
             eprintln!("migrations applied");
             Ok(())
+        }
+        Command::Seed { users, customers, tenant } => {
+            anyhow::ensure!(crate::auth::tenant::is_valid(&tenant), "--tenant must be 1 to 63 of a-z, 0-9, -");
+            let store = store::connect(&settings.database_url, settings.db_timeout(), true).await?;
+            crate::seed::run(store, &tenant, users, customers).await
         }
         Command::Token { sub, roles, tenant, ttl } => {
             let KeySource::Secret(secret) = dev_secret::key_source(&settings)? else {

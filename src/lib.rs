@@ -14,6 +14,7 @@ pub mod http;
 pub mod idempotency;
 pub mod lifecycle;
 pub mod public;
+pub mod seed;
 pub mod settings;
 pub mod store;
 pub mod telemetry;

@@ -14,6 +14,12 @@ pub enum CoreError {
     /// The Idempotency-Key was used for another request.
     #[error("idempotency key reused for another request")]
     IdempotencyMismatch,
+    /// The uploaded file can't be read as a CSV of customers.
+    #[error("unreadable file: {0:?}")]
+    UnreadableFile(crate::core::import::FileError),
+    /// `onError: reject` and some rows are invalid: nothing was written.
+    #[error("import rejected")]
+    ImportRejected(crate::core::customers::Rejection),
     #[error("precondition failed")]
     PreconditionFailed,
     /// A JSON Patch was well-formed, but the record it produces breaks a rule.
@@ -42,9 +48,11 @@ impl From<StoreError> for CoreError {
             StoreError::Unavailable(cause) => CoreError::Unavailable(cause),
             StoreError::Conflict(crate::store::Constraint::UserEmail) => CoreError::Conflict(Conflict::DuplicateEmail),
             // Callers that pass a key handle this one; anywhere else it is a bug.
-            StoreError::Conflict(crate::store::Constraint::UserIdempotency) => {
-                CoreError::Internal(anyhow::anyhow!("unexpected idempotency conflict"))
-            }
+            StoreError::Conflict(
+                crate::store::Constraint::UserIdempotency
+                | crate::store::Constraint::ImportIdempotency
+                | crate::store::Constraint::CustomerNumber,
+            ) => CoreError::Internal(anyhow::anyhow!("a conflict its caller should have handled")),
             StoreError::Other(err) => CoreError::Internal(err),
         }
     }

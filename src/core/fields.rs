@@ -38,11 +38,20 @@ pub enum Rule {
     ReadOnly,
     Digits,
     InvalidId,
+    ExpectedUuid,
     Unique,
     /// The same value appears earlier in the file, on this line.
-    DuplicateOf { line: u64 },
+    DuplicateOf {
+        line: u64,
+    },
     /// A stored record already has this value.
     AlreadyExists,
+    /// Not UTF-8 text.
+    NotUtf8,
+    /// Holds a NUL byte.
+    NulByte,
+    /// Has no header row.
+    NoHeader,
     /// Must be one of these (comma-separated).
     OneOf(String),
     /// A cursor used with another sort or filter than the one that produced it.

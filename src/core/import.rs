@@ -133,7 +133,8 @@ pub fn parse_csv(bytes: &[u8], now: DateTime<Utc>) -> Result<ImportPlan, FileErr
             }
             line_of(bytes, at)
         };
-        let record = record.map_err(|e| FileError::Unreadable { line: e.position().map_or(0, |p| line_at(p.byte())) })?;
+        let record =
+            record.map_err(|e| FileError::Unreadable { line: e.position().map_or(0, |p| line_at(p.byte())) })?;
         let line = record.position().map_or(0, |p| line_at(p.byte()));
         if record.iter().all(|cell| cell.trim().is_empty()) {
             continue;
@@ -211,7 +212,9 @@ mod tests {
 
     #[test]
     fn every_bad_cell_is_reported_with_its_line() {
-        let file = format!("{HEADER},createdDate\n1,Ada,ada@example.com,555-0100,1,2026-01-01T00:00:00Z\nx,,nope,1,,yesterday\n1,Bo,bo@example.com,555-0101,2,\n");
+        let file = format!(
+            "{HEADER},createdDate\n1,Ada,ada@example.com,555-0100,1,2026-01-01T00:00:00Z\nx,,nope,1,,yesterday\n1,Bo,bo@example.com,555-0101,2,\n"
+        );
         let plan = parse_csv(file.as_bytes(), now()).unwrap();
         assert_eq!(plan.received, 3);
         assert_eq!(plan.rows.len(), 1);
@@ -233,7 +236,10 @@ mod tests {
     #[test]
     fn files_that_cannot_be_read() {
         assert_eq!(parse_csv(b"", now()).unwrap_err(), FileError::NoHeader);
-        assert_eq!(parse_csv(b"customerNumber,name\n1,a\n", now()).unwrap_err(), FileError::MissingColumns(vec!["email", "phone", "branchCode"]));
+        assert_eq!(
+            parse_csv(b"customerNumber,name\n1,a\n", now()).unwrap_err(),
+            FileError::MissingColumns(vec!["email", "phone", "branchCode"])
+        );
         let nul = format!("{HEADER}\n1,A,a@example.com,555-0100,1\n2,B\0,b@example.com,555-0100,1\n");
         assert_eq!(parse_csv(nul.as_bytes(), now()).unwrap_err(), FileError::NulByte { line: 3 });
         let mut latin1 = format!("{HEADER}\n1,A,a@example.com,555-0100,1\n").into_bytes();

@@ -23,6 +23,13 @@ pub enum Direction {
 }
 
 impl Direction {
+    pub fn reversed(self) -> Self {
+        match self {
+            Direction::Asc => Direction::Desc,
+            Direction::Desc => Direction::Asc,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Direction::Asc => "ASC",
@@ -277,6 +284,29 @@ pub struct Listing<T, F> {
     pub has_next: bool,
     /// The cursor of the next slice, in slice mode.
     pub next_cursor: Option<String>,
+}
+
+impl<T, F: SortField> Listing<T, F> {
+    /// Turns the store's rows (one more than a page, to see whether another follows) into the
+    /// page or slice the request asked for, with the next cursor in slice mode.
+    pub fn from_rows(
+        mut items: Vec<T>,
+        total: Option<u64>,
+        request: ListRequest<F>,
+        sort_key: impl Fn(&T, F) -> Key,
+    ) -> Self {
+        let (offset, size) = (request.window.offset(), request.window.size());
+        let has_next = items.len() > size as usize;
+        items.truncate(size as usize);
+        let next_cursor = match items.last() {
+            Some(last) if has_next && !request.count => {
+                let keys: Vec<Key> = full_order(&request.sort).iter().map(|k| sort_key(last, k.field)).collect();
+                Some(encode_cursor(&request.query, offset + items.len() as u64, &keys))
+            }
+            _ => None,
+        };
+        Listing { items, sort: request.sort, offset, size, total, has_next, next_cursor }
+    }
 }
 
 impl<T, F> Listing<T, F> {

@@ -2,6 +2,7 @@
 //! version differences reach it only as explicit policies (see [`users::BodyPolicy`]).
 
 pub mod customer;
+pub mod customers;
 pub mod error;
 pub mod fields;
 pub mod idempotency;

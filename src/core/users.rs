@@ -10,7 +10,7 @@ use crate::core::{
     error::Conflict,
     fields::{FieldError, ObjectReader},
     idempotency::{Created, IdempotencyRecord},
-    listing::{Key, ListRequest, Listing, encode_cursor, full_order},
+    listing::{ListRequest, Listing, full_order},
     patch::{self, Patch},
     user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserRef, UserSort},
 };
@@ -100,27 +100,16 @@ impl Users {
         request: ListRequest<UserSort>,
         filter: UserFilter,
     ) -> Result<Listing<User, UserSort>, CoreError> {
-        let order = full_order(&request.sort);
-        let (offset, size) = (request.window.offset(), request.window.size());
         let query = UserList {
-            order: order.clone(),
+            order: full_order(&request.sort),
             email: filter.email,
             keyword: filter.keyword,
-            window: request.window,
-            limit: size + 1,
+            window: request.window.clone(),
+            limit: request.window.size() + 1,
             count: request.count,
         };
-        let (mut items, total) = self.store.list_users(tenant, &query).await?;
-        let has_next = items.len() > size as usize;
-        items.truncate(size as usize);
-        let next_cursor = match items.last() {
-            Some(last) if has_next && !request.count => {
-                let keys: Vec<Key> = order.iter().map(|k| last.sort_key(k.field)).collect();
-                Some(encode_cursor(&request.query, offset + items.len() as u64, &keys))
-            }
-            _ => None,
-        };
-        Ok(Listing { items, sort: request.sort, offset, size, total, has_next, next_cursor })
+        let (items, total) = self.store.list_users(tenant, &query).await?;
+        Ok(Listing::from_rows(items, total, request, User::sort_key))
     }
 
     pub async fn replace(

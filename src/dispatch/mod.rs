@@ -149,7 +149,10 @@ impl Dispatch {
             }
         };
         let _ = info.legacy.set(legacy);
-        let rewritten = legacy.then(|| rewrite(req.uri(), version, &relative));
+        // The spec writes `/api/customers/branch/`; the router knows paths without the slash.
+        let trimmed = relative.len() > 1 && relative.ends_with('/');
+        let relative = if trimmed { relative[..relative.len() - 1].to_string() } else { relative };
+        let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
         if relative == "/openapi.json" {
             return Ok(Resolution::Document { version, rewritten });
         }

@@ -72,9 +72,12 @@ fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiErr
         *req.uri_mut() = uri;
     }
     let caller = auth::authenticate(req, &state.verifier)?;
+    if auth::needs_admin(req.method(), template) && !caller.is_admin() {
+        return Err(ApiError::new(Kind::AdminRequired));
+    }
     let _ = info.tenant.set(caller.tenant.clone());
     req.extensions_mut().insert(caller);
-    body_limit::apply(req, limit)?;
+    body_limit::apply(req, limit, info.clone())?;
     Ok(target.vendor_type)
 }
 

@@ -11,6 +11,7 @@ use poem::{
 use tracing::Instrument;
 
 use super::{
+    body_limit::BodyTooLarge,
     context::{CORRELATION_HEADER, RequestInfo},
     error::{
         ApiError, classify,
@@ -75,7 +76,11 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
 /// Renders any error as the response the client gets, in the body shape of the version that
 /// served the request, and logs the cause of a 5xx. Every error goes through here.
 pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &str) -> Response {
-    let api = classify::from_poem(err);
+    let api = match info.body_over_limit.get() {
+        // The body was cut off: whichever parser noticed, the cause is the size.
+        Some(limit) => BodyTooLarge(*limit).into_api_error().with_header("connection", "close"),
+        None => classify::from_poem(err),
+    };
     if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
         tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed");
     }

@@ -27,6 +27,9 @@ pub struct RequestInfo {
     pub resource: OnceLock<uuid::Uuid>,
     /// Set when an Idempotency-Key retry was answered from an earlier try's record.
     pub replayed: OnceLock<bool>,
+    /// Set by the body limit when it cut the body off: whatever parser then fails, the answer
+    /// is 413 with this limit.
+    pub body_over_limit: OnceLock<u64>,
 }
 
 impl RequestInfo {
@@ -49,6 +52,7 @@ impl RequestInfo {
             tenant: OnceLock::new(),
             resource: OnceLock::new(),
             replayed: OnceLock::new(),
+            body_over_limit: OnceLock::new(),
         }
     }
 

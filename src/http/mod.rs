@@ -14,6 +14,8 @@ pub mod idempotency;
 pub mod linger;
 pub mod payload;
 pub mod security;
+pub mod shapes;
+pub mod upload;
 pub mod wire;
 
 use std::sync::Arc;

@@ -67,6 +67,7 @@ impl CustomerList {
             offset,
             limit: self.limit,
             deferred_join: true,
+            reversed: false,
         }
     }
 
@@ -103,7 +104,11 @@ pub trait CustomerStore: Send + Sync {
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>>;
 
     /// The import an earlier try of a keyed request made, with that request's fingerprint.
-    async fn find_import_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(ImportReport, String)>>;
+    async fn find_import_by_idempotency(
+        &self,
+        tenant: &str,
+        scope: &str,
+    ) -> StoreResult<Option<(ImportReport, String)>>;
 }
 
 /// Rows per branch, and the tenant's total under [`ALL_BRANCHES`].

@@ -8,6 +8,10 @@ pub enum Constraint {
     UserEmail,
     /// `users_tenant_idempotency_key`: one user per Idempotency-Key scope.
     UserIdempotency,
+    /// `customers_tenant_number_key`: one customer number per tenant.
+    CustomerNumber,
+    /// `imports_tenant_idempotency_key`: one import per Idempotency-Key scope.
+    ImportIdempotency,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -26,6 +26,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub trait Store: UserStore + CustomerStore + Send + Sync + 'static {
     /// Answers when the database does; used by readiness.
     async fn ping(&self) -> StoreResult<()>;
+
+    /// Refreshes the planner's statistics after a bulk load.
+    async fn analyze(&self) -> StoreResult<()>;
 }
 
 /// Opens the store the URL names (`sqlite://…` or `postgres://…`), applying migrations when asked.

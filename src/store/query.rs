@@ -1,7 +1,7 @@
 //! SQL for lists, shared by both backends: filters, keyword, order with `id` as the last key,
 //! offset or keyset window. Each backend only binds the values and runs it.
 //!
-//! Order is `NULLS LAST` in both directions on both backends. The keyset condition is written
+//! Nullable columns sort `NULLS LAST` in both directions on both backends. The keyset condition is written
 //! as "at or after the first key's value, and strictly after the whole key", so an index on
 //! the first key bounds the scan whatever the depth.
 
@@ -66,6 +66,8 @@ pub struct ListSql<'a> {
     /// Deep offset pages pick ids from the index first, then read only those rows, instead of
     /// reading and discarding every skipped row.
     pub deferred_join: bool,
+    /// Set on the reversed copy that reads a deep page from the far end.
+    pub reversed: bool,
 }
 
 struct Builder {
@@ -95,9 +97,24 @@ impl ListSql<'_> {
         sql
     }
 
+    /// Whether this is a deep offset page, read with a deferred join (and, given the total,
+    /// possibly from the far end).
+    pub fn is_deep(&self) -> bool {
+        self.deferred_join && self.after.is_none() && self.offset >= DEFERRED_JOIN_FROM
+    }
+
+    /// The rows of one page or slice. With the exact `total` of a deep page in the second half,
+    /// the page is read from the far end: the skipped part is then the shorter one.
+    pub fn page_knowing(&self, dialect: Dialect, total: Option<u64>) -> (String, Vec<SqlValue>) {
+        match total {
+            Some(total) if self.is_deep() && self.offset > total / 2 => self.read_from_end(dialect, total),
+            _ => self.page(dialect),
+        }
+    }
+
     /// The rows of one page or slice.
     pub fn page(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
-        if self.deferred_join && self.after.is_none() && self.offset >= DEFERRED_JOIN_FROM {
+        if self.is_deep() {
             return self.deferred_page(dialect);
         }
         let mut b = Builder { dialect, params: Vec::new() };
@@ -105,31 +122,54 @@ impl ListSql<'_> {
         if let Some(after) = &self.after {
             sql += &format!(" AND {}", keyset(&self.order, after, &mut b));
         }
-        let order: Vec<String> =
-            self.order.iter().map(|(c, d)| format!("{} {} NULLS LAST", c.name, d.name())).collect();
-        sql += &format!(" ORDER BY {} LIMIT {}", order.join(", "), b.bind(SqlValue::Int(i64::from(self.limit))));
+        sql += &format!(" ORDER BY {} LIMIT {}", self.order_by(""), b.bind(SqlValue::Int(i64::from(self.limit))));
         if self.after.is_none() && self.offset > 0 {
             sql += &format!(" OFFSET {}", b.bind(SqlValue::Int(self.offset as i64)));
         }
         (sql, b.params)
     }
 
+    /// `NULLS LAST` only where a column can be null: on a NOT NULL column it would keep
+    /// PostgreSQL from reading a btree index backwards for a descending order.
     fn order_by(&self, qualifier: &str) -> String {
-        let order: Vec<String> =
-            self.order.iter().map(|(c, d)| format!("{qualifier}{} {} NULLS LAST", c.name, d.name())).collect();
+        let order: Vec<String> = self
+            .order
+            .iter()
+            .map(|(c, d)| {
+                // Nulls come last in the client's order; a reversed order puts them first.
+                let nulls = match (c.nullable, self.reversed) {
+                    (false, _) => "",
+                    (true, false) => " NULLS LAST",
+                    (true, true) => " NULLS FIRST",
+                };
+                format!("{qualifier}{} {}{nulls}", c.name, d.name())
+            })
+            .collect();
         order.join(", ")
     }
 
     fn deferred_page(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
+        self.deferred(dialect, &self.order_by(""), u64::from(self.limit), self.offset)
+    }
+
+    /// Rows `offset .. offset + limit` of `total`, picked in reversed order from the end.
+    fn read_from_end(&self, dialect: Dialect, total: u64) -> (String, Vec<SqlValue>) {
+        let rows = u64::from(self.limit).min(total.saturating_sub(self.offset));
+        let order = self.order.iter().map(|(c, d)| (*c, d.reversed())).collect();
+        let reversed = ListSql { order, reversed: true, ..self.clone() };
+        self.deferred(dialect, &reversed.order_by(""), rows, total.saturating_sub(self.offset + rows))
+    }
+
+    /// Picks a page's ids from the index in `inner` order, then reads those rows in our order.
+    fn deferred(&self, dialect: Dialect, inner: &str, limit: u64, offset: u64) -> (String, Vec<SqlValue>) {
         let mut b = Builder { dialect, params: Vec::new() };
         let filters = self.filters(&mut b);
-        let (limit, offset) = (b.bind(SqlValue::Int(i64::from(self.limit))), b.bind(SqlValue::Int(self.offset as i64)));
+        let (limit, offset) = (b.bind(SqlValue::Int(limit as i64)), b.bind(SqlValue::Int(offset as i64)));
         let sql = format!(
             "SELECT {columns} FROM {table} JOIN (SELECT id AS picked FROM {table} WHERE {filters} ORDER BY {inner} \
              LIMIT {limit} OFFSET {offset}) AS page ON {table}.id = page.picked ORDER BY {outer}",
             columns = self.columns.split(", ").map(|c| format!("{}.{c}", self.table)).collect::<Vec<_>>().join(", "),
             table = self.table,
-            inner = self.order_by(""),
             outer = self.order_by(&format!("{}.", self.table)),
         );
         (sql, b.params)
@@ -213,7 +253,22 @@ mod tests {
             offset: 40,
             limit: 21,
             deferred_join: false,
+            reversed: false,
         }
+    }
+
+    #[test]
+    fn the_last_pages_are_read_from_the_end() {
+        let mut q = query(None);
+        (q.deferred_join, q.offset, q.keyword, q.limit) = (true, 9_990, None, 21);
+        let (sql, params) = q.page_knowing(Dialect::Postgres, Some(10_000));
+        assert!(sql.contains("ORDER BY name ASC, id DESC LIMIT $3 OFFSET $4) AS page"), "{sql}");
+        assert!(sql.ends_with("ORDER BY users.name DESC, users.id ASC"), "{sql}");
+        // Rows 9990..10000: the 10 last, with nothing to skip from the end.
+        assert_eq!((&params[2], &params[3]), (&SqlValue::Int(10), &SqlValue::Int(0)));
+        // The first half still reads forwards.
+        q.offset = 2000;
+        assert!(q.page_knowing(Dialect::Postgres, Some(10_000)).0.contains("ORDER BY name DESC, id ASC LIMIT"));
     }
 
     #[test]
@@ -226,8 +281,8 @@ mod tests {
         assert_eq!(
             sql,
             "SELECT users.id FROM users JOIN (SELECT id AS picked FROM users WHERE tenant = $1 AND email_key = $2 \
-             ORDER BY name DESC NULLS LAST, id ASC NULLS LAST LIMIT $3 OFFSET $4) AS page ON users.id = page.picked \
-             ORDER BY users.name DESC NULLS LAST, users.id ASC NULLS LAST"
+             ORDER BY name DESC, id ASC LIMIT $3 OFFSET $4) AS page ON users.id = page.picked \
+             ORDER BY users.name DESC, users.id ASC"
         );
         assert_eq!(params[3], SqlValue::Int(5000));
     }
@@ -238,7 +293,7 @@ mod tests {
         assert_eq!(
             sql,
             "SELECT id FROM users WHERE tenant = $1 AND email_key = $2 AND (name ILIKE $3 ESCAPE '\\' OR email ILIKE $3 ESCAPE '\\') \
-             ORDER BY name DESC NULLS LAST, id ASC NULLS LAST LIMIT $4 OFFSET $5"
+             ORDER BY name DESC, id ASC LIMIT $4 OFFSET $5"
         );
         assert_eq!(params[2], SqlValue::Text("%50\\%\\_%".into()));
         assert_eq!(params.len(), 5);

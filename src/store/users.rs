@@ -73,6 +73,7 @@ impl UserList {
             offset,
             limit: self.limit,
             deferred_join: false,
+            reversed: false,
         }
     }
 }
@@ -80,6 +81,9 @@ impl UserList {
 #[async_trait]
 pub trait UserStore: Send + Sync {
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User>;
+
+    /// Inserts many users in one transaction (seeding).
+    async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()>;
 
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>>;
 

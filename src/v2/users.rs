@@ -24,7 +24,7 @@ use crate::{
     http::{
         context::RequestInfo,
         envelope::Page,
-        error::{ApiError, Kind, docs::ProblemDoc, failure::Failure},
+        error::{ApiError, docs::ProblemDoc, failure::Failure},
         etag::{etag, if_match, none_match_hits},
         idempotency::{Keyed, mark_replayed},
         payload::{JsonBody, PatchBody},
@@ -177,7 +177,7 @@ impl UsersApi {
         Ok(changed(user, prefer.as_deref()))
     }
 
-    /// Delete a user (admin only).
+    /// Delete a user (admin only, checked before the request reaches here).
     #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
     async fn delete(
         &self,
@@ -188,9 +188,6 @@ impl UsersApi {
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,
     ) -> Result<DeletedUser, Fail> {
-        if !auth.0.is_admin() {
-            return Err(ApiError::new(Kind::AdminRequired).into());
-        }
         state.users.delete(&auth.0.tenant, parse_id(&id)?, if_match(if_match_header.as_deref())).await?;
         Ok(DeletedUser::NoContent)
     }

@@ -2,6 +2,7 @@
 
 mod auth;
 mod contract;
+mod customers;
 mod deprecation;
 mod dispatch;
 mod errors;
@@ -32,5 +33,6 @@ fn main() {
         dispatch::scenarios(),
         deprecation::scenarios(),
         idempotency::scenarios(),
+        customers::scenarios(),
     ]);
 }

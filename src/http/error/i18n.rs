@@ -65,9 +65,13 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::ReadOnly => "read_only",
         Rule::Digits => "digits",
         Rule::InvalidId => "invalid_id",
+        Rule::ExpectedUuid => "type",
         Rule::Unique => "unique",
         Rule::DuplicateOf { .. } => "duplicate",
         Rule::AlreadyExists => "exists",
+        Rule::NotUtf8 => "not_utf8",
+        Rule::NulByte => "nul_byte",
+        Rule::NoHeader => "no_header",
         Rule::OneOf(_) => "one_of",
         Rule::OtherQuery => "cursor_mismatch",
         Rule::NotWithCursor => "not_with_cursor",
@@ -127,14 +131,16 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
                 "doit être un entier ou un UUID",
             ))
             .into(),
+        Rule::ExpectedUuid => lang.pick(("must be a UUID", "muss eine UUID sein", "doit être un UUID")).into(),
         Rule::Unique => lang.pick(("is already taken", "ist bereits vergeben", "est déjà utilisé")).into(),
         Rule::DuplicateOf { line } => with(
             ("repeats the value of line {}", "wiederholt den Wert aus Zeile {}", "répète la valeur de la ligne {}"),
             line,
         ),
-        Rule::AlreadyExists => lang
-            .pick(("already exists", "existiert bereits", "existe déjà"))
-            .into(),
+        Rule::NotUtf8 => lang.pick(("is not UTF-8 text", "ist kein UTF-8-Text", "n'est pas du texte UTF-8")).into(),
+        Rule::NulByte => lang.pick(("contains a NUL byte", "enthält ein NUL-Byte", "contient un octet NUL")).into(),
+        Rule::NoHeader => lang.pick(("has no header row", "hat keine Kopfzeile", "n'a pas de ligne d'en-tête")).into(),
+        Rule::AlreadyExists => lang.pick(("already exists", "existiert bereits", "existe déjà")).into(),
         Rule::OneOf(allowed) => {
             with(("must be one of: {}", "muss einer der Werte sein: {}", "doit être l'une des valeurs : {}"), allowed)
         }

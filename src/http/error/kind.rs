@@ -26,12 +26,14 @@ pub enum Kind {
     PayloadTooLarge,
     UnsupportedMediaType,
     InvalidPatchResult,
+    InvalidUpload,
+    ImportRejected,
     InternalError,
     ServiceUnavailable,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 24] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -52,13 +54,17 @@ impl Kind {
         Kind::PayloadTooLarge,
         Kind::UnsupportedMediaType,
         Kind::InvalidPatchResult,
+        Kind::InvalidUpload,
+        Kind::ImportRejected,
         Kind::InternalError,
         Kind::ServiceUnavailable,
     ];
 
     pub fn status(self) -> StatusCode {
         match self {
-            Kind::ValidationError | Kind::MalformedJson | Kind::AmbiguousApiVersion => StatusCode::BAD_REQUEST,
+            Kind::ValidationError | Kind::MalformedJson | Kind::AmbiguousApiVersion | Kind::InvalidUpload => {
+                StatusCode::BAD_REQUEST
+            }
             // Only the media-type and URI sources have their own codes; they are set where raised.
             Kind::UnsupportedApiVersion => StatusCode::BAD_REQUEST,
             Kind::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -74,7 +80,7 @@ impl Kind {
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Kind::InvalidPatchResult => StatusCode::UNPROCESSABLE_ENTITY,
+            Kind::InvalidPatchResult | Kind::ImportRejected => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             Kind::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -103,6 +109,8 @@ impl Kind {
             Kind::PayloadTooLarge => "payload-too-large",
             Kind::UnsupportedMediaType => "unsupported-media-type",
             Kind::InvalidPatchResult => "invalid-patch-result",
+            Kind::InvalidUpload => "invalid-upload",
+            Kind::ImportRejected => "import-rejected",
             Kind::InternalError => "internal-error",
             Kind::ServiceUnavailable => "service-unavailable",
         }
@@ -146,6 +154,8 @@ impl Kind {
             Kind::InvalidPatchResult => {
                 ("Invalid patch result", "Ungültiges Patch-Ergebnis", "Résultat de correctif invalide")
             }
+            Kind::InvalidUpload => ("Unreadable upload", "Unlesbarer Upload", "Téléversement illisible"),
+            Kind::ImportRejected => ("Import rejected", "Import abgelehnt", "Import refusé"),
             Kind::InternalError => ("Internal error", "Interner Fehler", "Erreur interne"),
             Kind::ServiceUnavailable => ("Service unavailable", "Dienst nicht verfügbar", "Service indisponible"),
         })
@@ -233,6 +243,16 @@ impl Kind {
                 "The patched resource would be invalid in {} field(s)",
                 "Die gepatchte Ressource wäre in {} Feld(ern) ungültig",
                 "La ressource corrigée serait invalide dans {} champ(s)",
+            ),
+            Kind::InvalidUpload => (
+                "The upload is not a CSV file of customers with a header row: {}",
+                "Der Upload ist keine CSV-Datei mit Kunden und Kopfzeile: {}",
+                "Le fichier n'est pas un CSV de clients avec ligne d'en-tête : {}",
+            ),
+            Kind::ImportRejected => (
+                "{} row(s) are invalid; nothing was written",
+                "{} Zeile(n) ungültig; nichts wurde geschrieben",
+                "{} ligne(s) invalide(s) ; rien n'a été écrit",
             ),
             Kind::InternalError => (
                 "Unexpected error; quote the correlation id when reporting it",

@@ -23,7 +23,9 @@ use crate::core::{
     CoreError,
     error::Conflict,
     fields::{FieldError, Location, Rule},
+    import::FileError,
 };
+use i18n::rule_code;
 
 pub struct ApiError {
     pub kind: Kind,
@@ -104,6 +106,32 @@ impl From<CoreError> for ApiError {
             CoreError::Conflict(Conflict::ConcurrentUpdate) => ApiError::new(Kind::ConcurrentUpdate),
             CoreError::PreconditionFailed => ApiError::new(Kind::PreconditionFailed),
             CoreError::IdempotencyMismatch => ApiError::new(Kind::IdempotencyKeyReused),
+            CoreError::UnreadableFile(file) => {
+                let cell = |line: u64, column: &str, rule: Rule| FieldError {
+                    location: Location::Row { line, column: column.into() },
+                    rule,
+                };
+                let errors = match file {
+                    FileError::NotUtf8 { line } => vec![cell(line, "", Rule::NotUtf8)],
+                    FileError::NulByte { line } => vec![cell(line, "", Rule::NulByte)],
+                    FileError::Unreadable { line } => vec![cell(line, "", Rule::Invalid)],
+                    FileError::NoHeader => vec![FieldError::body("file", Rule::NoHeader)],
+                    FileError::MissingColumns(columns) => {
+                        columns.into_iter().map(|c| cell(1, c, Rule::Required)).collect()
+                    }
+                };
+                let detail = errors.first().map(|e| rule_code(&e.rule)).unwrap_or_default().to_string();
+                ApiError { errors, ..ApiError::new(Kind::InvalidUpload) }.with_detail(detail)
+            }
+            CoreError::ImportRejected(rejection) => {
+                let errors = rejection
+                    .errors
+                    .into_iter()
+                    .map(|e| FieldError { location: Location::Row { line: e.line, column: e.column }, rule: e.rule })
+                    .collect();
+                ApiError { errors, ..ApiError::new(Kind::ImportRejected) }
+                    .with_detail(rejection.invalid_rows.to_string())
+            }
             CoreError::PatchResultInvalid(errors) => {
                 let count = errors.len();
                 ApiError { errors, ..ApiError::new(Kind::InvalidPatchResult) }.with_detail(count.to_string())

@@ -14,8 +14,10 @@ use crate::{
         import::{ImportReport, ImportStatus},
     },
     store::{
-        CustomerList, CustomerStore, StoreResult, customers::branch_counts, query::Dialect, timed,
-        with_import_budget,
+        CustomerList, CustomerStore, StoreResult,
+        customers::branch_counts,
+        query::{Dialect, ListSql},
+        timed, with_import_budget,
     },
 };
 
@@ -47,6 +49,24 @@ fn report_from(row: &PgRow) -> Result<ImportReport, sqlx::Error> {
     })
 }
 
+impl PgStore {
+    /// The exact total: a counter, or a count of a keyword's matches.
+    async fn customer_total(&self, tenant: &str, query: &CustomerList, list: &ListSql<'_>) -> StoreResult<Option<u64>> {
+        let row = match query.counter() {
+            Some(branch) => {
+                let sql = "SELECT n FROM customer_counts WHERE tenant = $1 AND branch_code = $2";
+                sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await
+            }
+            None => {
+                let (sql, params) = list.count(Dialect::Postgres);
+                bind_all(sqlx::query(&sql), &params).fetch_optional(&self.pool).await
+            }
+        }
+        .map_err(classify)?;
+        Ok(Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64))
+    }
+}
+
 const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 
 #[async_trait]
@@ -54,22 +74,18 @@ impl CustomerStore for PgStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
         let list = query.sql(tenant);
         timed(self.timeout, async {
+            // A deep page learns the total first (a counter read), to read from the nearer end.
+            if list.is_deep() && query.counter().is_some() {
+                let total = self.customer_total(tenant, query, &list).await?;
+                let (sql, params) = list.page_knowing(Dialect::Postgres, total);
+                let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
+                let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
+                return Ok((customers, total.filter(|_| query.count)));
+            }
             let (sql, params) = list.page(Dialect::Postgres);
-            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool);
-            let total = async {
-                if !query.count {
-                    return Ok(None);
-                }
-                if let Some(branch) = query.counter() {
-                    let sql = "SELECT n FROM customer_counts WHERE tenant = $1 AND branch_code = $2";
-                    let row = sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await?;
-                    return Ok(Some(row.map(|r| r.try_get::<i64, _>(0)).transpose()?.unwrap_or(0) as u64));
-                }
-                let (sql, params) = list.count(Dialect::Postgres);
-                let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await?;
-                Ok(Some(row.try_get::<i64, _>(0)? as u64))
-            };
-            let (rows, total) = tokio::try_join!(rows, total).map_err(classify)?;
+            let rows = async { bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify) };
+            let total = async { if query.count { self.customer_total(tenant, query, &list).await } else { Ok(None) } };
+            let (rows, total) = tokio::try_join!(rows, total)?;
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((customers, total))
         })
@@ -171,13 +187,19 @@ impl CustomerStore for PgStore {
         .await
     }
 
-    async fn find_import_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(ImportReport, String)>> {
+    async fn find_import_by_idempotency(
+        &self,
+        tenant: &str,
+        scope: &str,
+    ) -> StoreResult<Option<(ImportReport, String)>> {
         let sql = format!(
             "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = $1 AND idempotency_scope = $2"
         );
         timed(self.timeout, async {
             let row = sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
-            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?))).transpose().map_err(classify)
+            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
+                .transpose()
+                .map_err(classify)
         })
         .await
     }

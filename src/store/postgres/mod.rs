@@ -10,7 +10,6 @@ use sqlx::{
 
 use super::{Constraint, Store, StoreError, StoreResult, query::SqlValue, timed};
 
-
 fn bind_all<'q>(
     mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
     params: &'q [SqlValue],
@@ -61,6 +60,10 @@ fn classify(err: sqlx::Error) -> StoreError {
             ("23505", Some("users_tenant_idempotency_key")) => {
                 return StoreError::Conflict(Constraint::UserIdempotency);
             }
+            ("23505", Some("customers_tenant_number_key")) => return StoreError::Conflict(Constraint::CustomerNumber),
+            ("23505", Some("imports_tenant_idempotency_key")) => {
+                return StoreError::Conflict(Constraint::ImportIdempotency);
+            }
             _ => {}
         }
         // Connection exceptions, shutdown, too many connections, lock and statement timeouts.
@@ -76,6 +79,19 @@ impl Store for PgStore {
     async fn ping(&self) -> StoreResult<()> {
         timed(self.timeout, async {
             sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn analyze(&self) -> StoreResult<()> {
+        timed(super::with_import_budget(self.timeout), async {
+            // VACUUM too: a bulk-loaded table has no visibility map, so "index-only" scans would
+            // still read every row.
+            sqlx::query("VACUUM ANALYZE users, customers, customer_counts")
+                .execute(&self.pool)
+                .await
+                .map_err(classify)?;
             Ok(())
         })
         .await

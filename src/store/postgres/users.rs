@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::{PgStore, bind_all, classify};
 use crate::{
     core::user::{User, UserFields, UserRef},
-    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed},
+    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
 };
 
 macro_rules! user_columns {
@@ -74,6 +74,29 @@ impl UserStore for PgStore {
                 .await
                 .map_err(classify)?;
             user_from(row).map_err(classify)
+        })
+        .await
+    }
+
+    async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {
+        let column = |f: fn(&NewUser) -> String| users.iter().map(f).collect::<Vec<_>>();
+        timed(with_import_budget(self.timeout), async {
+            sqlx::query(
+                "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) \
+                 SELECT $1, u, n, e, k, a, t, t FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], \
+                 $7::timestamptz[]) AS rows (u, n, e, k, a, t)",
+            )
+            .bind(tenant)
+            .bind(users.iter().map(|u| u.uuid).collect::<Vec<_>>())
+            .bind(column(|u| u.fields.name.as_str().to_string()))
+            .bind(column(|u| u.fields.email.as_str().to_string()))
+            .bind(column(|u| u.fields.email.key()))
+            .bind(users.iter().map(|u| u.fields.age.map(|a| a.get())).collect::<Vec<_>>())
+            .bind(users.iter().map(|u| u.now).collect::<Vec<_>>())
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+            Ok(())
         })
         .await
     }

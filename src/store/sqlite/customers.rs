@@ -14,8 +14,10 @@ use crate::{
         import::{ImportReport, ImportStatus},
     },
     store::{
-        CustomerList, CustomerStore, StoreError, StoreResult, customers::branch_counts, query::Dialect, timed,
-        with_import_budget,
+        CustomerList, CustomerStore, StoreError, StoreResult,
+        customers::branch_counts,
+        query::{Dialect, ListSql},
+        timed, with_import_budget,
     },
 };
 
@@ -39,7 +41,8 @@ fn customer_from(row: SqliteRow) -> Result<Customer, sqlx::Error> {
 }
 
 fn report_from(row: &SqliteRow) -> Result<ImportReport, sqlx::Error> {
-    let (id, status, errors): (String, String, String) = (row.try_get("id")?, row.try_get("status")?, row.try_get("errors")?);
+    let (id, status, errors): (String, String, String) =
+        (row.try_get("id")?, row.try_get("status")?, row.try_get("errors")?);
     Ok(ImportReport {
         id: Uuid::try_parse(&id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
         status: ImportStatus::parse(&status).ok_or_else(|| sqlx::Error::Decode("unknown import status".into()))?,
@@ -51,6 +54,24 @@ fn report_from(row: &SqliteRow) -> Result<ImportReport, sqlx::Error> {
     })
 }
 
+impl SqliteStore {
+    /// The exact total: a counter, or a count of a keyword's matches.
+    async fn customer_total(&self, tenant: &str, query: &CustomerList, list: &ListSql<'_>) -> StoreResult<Option<u64>> {
+        let row = match query.counter() {
+            Some(branch) => {
+                let sql = "SELECT n FROM customer_counts WHERE tenant = ?1 AND branch_code = ?2";
+                sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await
+            }
+            None => {
+                let (sql, params) = list.count(Dialect::Sqlite);
+                bind_all(sqlx::query(&sql), &params).fetch_optional(&self.pool).await
+            }
+        }
+        .map_err(classify)?;
+        Ok(Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64))
+    }
+}
+
 const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 
 #[async_trait]
@@ -58,24 +79,13 @@ impl CustomerStore for SqliteStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
         let list = query.sql(tenant);
         timed(self.timeout, async {
-            let (sql, params) = list.page(Dialect::Sqlite);
+            // The total first: a deep page reads from the nearer end.
+            let total =
+                if query.count || list.is_deep() { self.customer_total(tenant, query, &list).await? } else { None };
+            let (sql, params) = list.page_knowing(Dialect::Sqlite, total.filter(|_| query.counter().is_some()));
             let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
-            let total = match (query.count, query.counter()) {
-                (false, _) => None,
-                (true, Some(branch)) => {
-                    let sql = "SELECT n FROM customer_counts WHERE tenant = ?1 AND branch_code = ?2";
-                    let row =
-                        sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await.map_err(classify)?;
-                    Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64)
-                }
-                (true, None) => {
-                    let (sql, params) = list.count(Dialect::Sqlite);
-                    let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await.map_err(classify)?;
-                    Some(row.try_get::<i64, _>(0).map_err(classify)? as u64)
-                }
-            };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok((customers, total))
+            Ok((customers, total.filter(|_| query.count)))
         })
         .await
     }
@@ -174,20 +184,30 @@ impl CustomerStore for SqliteStore {
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
         let sql = format!("SELECT {REPORT_COLUMNS} FROM imports WHERE tenant = ?1 AND id = ?2");
         timed(self.timeout, async {
-            let row =
-                sqlx::query(&sql).bind(tenant).bind(id.to_string()).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row = sqlx::query(&sql)
+                .bind(tenant)
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?;
             row.as_ref().map(report_from).transpose().map_err(classify)
         })
         .await
     }
 
-    async fn find_import_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(ImportReport, String)>> {
+    async fn find_import_by_idempotency(
+        &self,
+        tenant: &str,
+        scope: &str,
+    ) -> StoreResult<Option<(ImportReport, String)>> {
         let sql = format!(
             "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = ?1 AND idempotency_scope = ?2"
         );
         timed(self.timeout, async {
             let row = sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
-            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?))).transpose().map_err(classify)
+            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
+                .transpose()
+                .map_err(classify)
         })
         .await
     }

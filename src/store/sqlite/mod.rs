@@ -11,7 +11,6 @@ use sqlx::{
 
 use super::{Constraint, Store, StoreError, StoreResult, query::SqlValue, timed};
 
-
 type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
 fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
@@ -57,8 +56,15 @@ fn classify(err: sqlx::Error) -> StoreError {
         if code == "2067" && db.message().contains("users.email_key") {
             return StoreError::Conflict(Constraint::UserEmail);
         }
-        if code == "2067" && db.message().contains("users.idempotency_scope") {
-            return StoreError::Conflict(Constraint::UserIdempotency);
+        let unique = [
+            ("users.idempotency_scope", Constraint::UserIdempotency),
+            ("customers.customer_number", Constraint::CustomerNumber),
+            ("imports.idempotency_scope", Constraint::ImportIdempotency),
+        ];
+        if let Some((_, constraint)) =
+            unique.iter().find(|(columns, _)| code == "2067" && db.message().contains(columns))
+        {
+            return StoreError::Conflict(*constraint);
         }
         // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).
         let primary = code.parse::<u32>().map(|c| c & 0xff).unwrap_or(0);
@@ -74,6 +80,14 @@ impl Store for SqliteStore {
     async fn ping(&self) -> StoreResult<()> {
         timed(self.timeout, async {
             sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn analyze(&self) -> StoreResult<()> {
+        timed(super::with_import_budget(self.timeout), async {
+            sqlx::query("ANALYZE").execute(&self.pool).await.map_err(classify)?;
             Ok(())
         })
         .await

@@ -5,10 +5,10 @@ use chrono::{DateTime, Utc};
 use sqlx::{Row, sqlite::SqliteRow};
 use uuid::Uuid;
 
-use super::{SqliteStore, bind_all, classify, Query};
+use super::{Query, SqliteStore, bind_all, classify};
 use crate::{
     core::user::{User, UserFields, UserRef},
-    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed},
+    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
 };
 
 macro_rules! user_columns {
@@ -75,6 +75,30 @@ impl UserStore for SqliteStore {
                 .await
                 .map_err(classify)?;
             user_from(row).map_err(classify)
+        })
+        .await
+    }
+
+    async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {
+        timed(with_import_budget(self.timeout), async {
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            for chunk in users.chunks(1000) {
+                let mut insert: sqlx::QueryBuilder<sqlx::Sqlite> = sqlx::QueryBuilder::new(
+                    "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) ",
+                );
+                insert.push_values(chunk, |mut row, u| {
+                    row.push_bind(tenant)
+                        .push_bind(u.uuid.to_string())
+                        .push_bind(u.fields.name.as_str())
+                        .push_bind(u.fields.email.as_str())
+                        .push_bind(u.fields.email.key())
+                        .push_bind(u.fields.age.map(|a| a.get()))
+                        .push_bind(u.now.timestamp())
+                        .push_bind(u.now.timestamp());
+                });
+                insert.build().execute(&mut *tx).await.map_err(classify)?;
+            }
+            tx.commit().await.map_err(classify)
         })
         .await
     }

@@ -169,3 +169,26 @@ impl Drop for TestApp {
         self.stop();
     }
 }
+
+/// A `multipart/form-data` body with a `file` part and an optional `options` part.
+pub fn multipart(file: &[u8], options: Option<&str>, boundary: &str) -> (String, Vec<u8>) {
+    let mut body = Vec::new();
+    body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"customers.csv\"\r\nContent-Type: text/csv\r\n\r\n").as_bytes());
+    body.extend_from_slice(file);
+    body.extend_from_slice(b"\r\n");
+    if let Some(options) = options {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{options}\r\n").as_bytes(),
+        );
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+impl TestApp {
+    /// Uploads a CSV to `path` as the admin.
+    pub async fn upload(&self, path: &str, csv: &str, options: Option<&str>) -> Reply {
+        let (content_type, body) = multipart(csv.as_bytes(), options, "tandem-test-boundary");
+        send(self.request(reqwest::Method::POST, path).header("content-type", content_type).body(body)).await
+    }
+}

@@ -8,13 +8,24 @@ use tokio::{
     net::TcpStream,
 };
 
-/// Sends `body` chunked (no Content-Length) and returns the status and the response text.
+/// Sends a JSON `body` chunked (no Content-Length) and returns the status and the response text.
 pub async fn post_chunked(addr: SocketAddr, path: &str, token: &str, body: &[u8]) -> (u16, String) {
+    post_chunked_as(addr, path, token, "application/json", body).await
+}
+
+/// Sends `body` chunked with `content_type`.
+pub async fn post_chunked_as(
+    addr: SocketAddr,
+    path: &str,
+    token: &str,
+    content_type: &str,
+    body: &[u8],
+) -> (u16, String) {
     let stream = TcpStream::connect(addr).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
     let head = format!(
         "POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+         Content-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n"
     );
     let body = body.to_vec();
     let writing = tokio::spawn(async move {

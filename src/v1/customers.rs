@@ -1,0 +1,162 @@
+//! v1 customers, exactly as the spec gives them: a page envelope sorted ascending by `sortBy`,
+//! the branch list at `/api/customers/branch/`, and the upload at `/upload`.
+
+use std::sync::Arc;
+
+use crate::{
+    app::AppState,
+    core::{
+        customer::{BranchCode, CustomerSort},
+        customers::{CustomerFilter, parse_import_id},
+        fields::{FieldError, Location},
+        listing::{ListParams, ListRequest},
+    },
+    http::{
+        context::RequestInfo,
+        envelope::Page,
+        error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
+        idempotency::{Keyed, mark_replayed},
+        security::BearerAuth,
+        shapes::{CustomerBody, ImportReportBody},
+        upload::CsvUpload,
+    },
+};
+use poem::web::Data;
+use poem_openapi::{
+    ApiResponse, OpenApi,
+    param::{Header, Path, Query},
+    payload::Json,
+};
+
+type Fail = Failure<LegacyErrorDoc>;
+
+#[derive(ApiResponse)]
+pub enum CustomerPage {
+    #[oai(status = 200)]
+    Ok(Json<Page<CustomerBody>>),
+}
+
+#[derive(ApiResponse)]
+pub enum ImportCreated {
+    #[oai(status = 201)]
+    Created(
+        Json<ImportReportBody>,
+        /// The import report, in the request's URI space.
+        #[oai(header = "Location")]
+        String,
+    ),
+}
+
+#[derive(ApiResponse)]
+pub enum ImportReportResponse {
+    #[oai(status = 200)]
+    Ok(Json<ImportReportBody>),
+}
+
+/// `sortBy` ascending (default `id`); errors name `sortBy`, as the client wrote it.
+fn request(
+    state: &AppState,
+    page: Option<i64>,
+    size: Option<i64>,
+    sort_by: Option<String>,
+    filter: &CustomerFilter,
+) -> Result<ListRequest<CustomerSort>, ApiError> {
+    let sort = vec![format!("{},asc", sort_by.unwrap_or_else(|| "id".into()))];
+    let parts = filter.fingerprint_parts();
+    let params = ListParams { page, size, sort, ..ListParams::default() };
+    ListRequest::parse(params, state.page_limits, &[&parts[0], &parts[1]]).map_err(|errors| {
+        let renamed = errors
+            .into_iter()
+            .map(|e| match e.location {
+                Location::Parameter(name) if name == "sort" => FieldError::parameter("sortBy", e.rule),
+                _ => e,
+            })
+            .collect();
+        ApiError::validation(renamed)
+    })
+}
+
+pub struct CustomersApi;
+
+#[OpenApi]
+impl CustomersApi {
+    /// List customers, sorted ascending by `sortBy`.
+    #[oai(path = "/customers", method = "get", operation_id = "listCustomers")]
+    async fn list(
+        &self,
+        auth: BearerAuth,
+        state: Data<&Arc<AppState>>,
+        /// Zero-based page index (default 0).
+        page: Query<Option<i64>>,
+        /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
+        size: Query<Option<i64>>,
+        /// id, customerNumber, name, email, phone, branchCode or createdDate (default id).
+        #[oai(name = "sortBy")]
+        sort_by: Query<Option<String>>,
+    ) -> Result<CustomerPage, Fail> {
+        let filter = CustomerFilter::default();
+        let request = request(&state, page.0, size.0, sort_by.0, &filter)?;
+        let listing = state.customers.list(&auth.0.tenant, request, filter).await?;
+        Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
+    }
+
+    /// List the customers of one branch, by id.
+    #[oai(path = "/customers/branch/", method = "get", operation_id = "listBranchCustomers")]
+    async fn branch(
+        &self,
+        auth: BearerAuth,
+        state: Data<&Arc<AppState>>,
+        /// The branch: 1 to 10 digits.
+        #[oai(name = "branchCode")]
+        branch_code: Query<Option<String>>,
+        /// Zero-based page index (default 0).
+        page: Query<Option<i64>>,
+        /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
+        size: Query<Option<i64>>,
+    ) -> Result<CustomerPage, Fail> {
+        let branch = BranchCode::parse(branch_code.0.as_deref().unwrap_or(""))
+            .map_err(|rule| ApiError::validation(vec![FieldError::parameter("branchCode", rule)]))?;
+        let filter = CustomerFilter { branch_code: Some(branch.as_str().to_string()), keyword: None };
+        let request = request(&state, page.0, size.0, None, &filter)?;
+        let listing = state.customers.list(&auth.0.tenant, request, filter).await?;
+        Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
+    }
+
+    /// Import customers from a CSV file (admin only).
+    #[oai(path = "/upload", method = "post", operation_id = "uploadCustomers")]
+    async fn upload(
+        &self,
+        auth: BearerAuth,
+        state: Data<&Arc<AppState>>,
+        info: Data<&Arc<RequestInfo>>,
+        /// Retry safety: the same key and upload get the first response again (24 h).
+        #[oai(name = "Idempotency-Key")]
+        _idempotency_key: Header<Option<String>>,
+        keyed: Keyed,
+        upload: CsvUpload,
+    ) -> Result<ImportCreated, Fail> {
+        let created = state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?;
+        if created.replayed {
+            mark_replayed(&info);
+        }
+        let report = created.record;
+        let _ = info.resource.set(report.id);
+        let location = format!("{}/imports/{}", info.base_path(), report.id);
+        Ok(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location))
+    }
+
+    /// The report of one import (admin only).
+    #[oai(path = "/imports/:id", method = "get", operation_id = "getImport")]
+    async fn report(
+        &self,
+        auth: BearerAuth,
+        state: Data<&Arc<AppState>>,
+        info: Data<&Arc<RequestInfo>>,
+        id: Path<String>,
+    ) -> Result<ImportReportResponse, Fail> {
+        let id = parse_import_id(&id)?;
+        let report = state.customers.report(&auth.0.tenant, id).await?;
+        let _ = info.resource.set(report.id);
+        Ok(ImportReportResponse::Ok(Json(ImportReportBody::new(report, info.lang))))
+    }
+}
