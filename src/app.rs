@@ -69,7 +69,7 @@ impl AppState {
         let key = dev_secret::key_source(&settings)?;
         let verifier = Verifier::new(&key, &settings)?;
         let dispatch = Dispatch::new(versions::all(), settings.default_version, &settings.vendor)?;
-        let store = store::connect(&settings.database_url, settings.db_timeout(), true).await?;
+        let store = store::connect(&settings, true).await?;
         let idempotency = idempotency::from_settings(settings.redis_url.as_ref().map(|u| u.expose()))?;
         let page_limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;

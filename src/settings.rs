@@ -48,6 +48,8 @@ pub struct Settings {
     pub max_upload_bytes: u64,
     /// `TANDEM_DB_TIMEOUT_MS`: a store call slower than this answers 503.
     pub db_timeout_ms: u64,
+    /// `TANDEM_DB_POOL_SIZE`: connections to PostgreSQL per instance.
+    pub db_pool_size: u32,
     /// `TANDEM_REQUEST_TIMEOUT_MS`: a request still running after this answers 503.
     pub request_timeout_ms: u64,
     /// `TANDEM_LOG_FORMAT`: `text` or `json`; unset = text on a terminal, else json.
@@ -88,6 +90,7 @@ impl Default for Settings {
             max_upload_bytes: 10_485_760,
             db_timeout_ms: 3000,
             request_timeout_ms: 30_000,
+            db_pool_size: 8,
             log_format: None,
             rate_limit: 50,
             maintenance: false,
@@ -117,6 +120,7 @@ impl Settings {
         );
         anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.request_timeout_ms > 0, "TANDEM_REQUEST_TIMEOUT_MS must be positive");
+        anyhow::ensure!(self.db_pool_size > 0, "TANDEM_DB_POOL_SIZE must be positive");
         if let Some(secret) = &self.jwt_secret {
             anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");
         }

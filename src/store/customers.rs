@@ -68,6 +68,7 @@ impl CustomerList {
             limit: self.limit,
             deferred_join: true,
             reversed: false,
+            counter: if self.count { self.counter().map(str::to_string) } else { None },
         }
     }
 

@@ -17,7 +17,7 @@ pub use errors::{Constraint, StoreError};
 pub use users::{NewUser, UserList, UserStore};
 
 use crate::core::listing::Key;
-use crate::settings::DatabaseUrl;
+use crate::settings::Settings;
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
@@ -31,10 +31,12 @@ pub trait Store: UserStore + CustomerStore + Send + Sync + 'static {
     async fn analyze(&self) -> StoreResult<()>;
 }
 
-/// Opens the store the URL names (`sqlite://…` or `postgres://…`), applying migrations when asked.
-pub async fn connect(url: &DatabaseUrl, timeout: Duration, migrate: bool) -> anyhow::Result<Arc<dyn Store>> {
+/// Opens the store `TANDEM_DATABASE_URL` names (`sqlite://…` or `postgres://…`), applying
+/// migrations when asked.
+pub async fn connect(settings: &Settings, migrate: bool) -> anyhow::Result<Arc<dyn Store>> {
+    let (url, timeout) = (&settings.database_url, settings.db_timeout());
     if url.is_postgres() {
-        Ok(Arc::new(postgres::PgStore::connect(url.expose(), timeout, migrate).await?))
+        Ok(Arc::new(postgres::PgStore::connect(url.expose(), timeout, settings.db_pool_size, migrate).await?))
     } else if url.expose().starts_with("sqlite:") {
         Ok(Arc::new(sqlite::SqliteStore::connect(url.expose(), timeout, migrate).await?))
     } else {

@@ -68,6 +68,9 @@ pub struct ListSql<'a> {
     pub deferred_join: bool,
     /// Set on the reversed copy that reads a deep page from the far end.
     pub reversed: bool,
+    /// Reads the exact total from `customer_counts` for this branch (`""`: the tenant) in the
+    /// same statement, as a `total` column: one round trip for a page and its total.
+    pub counter: Option<String>,
 }
 
 struct Builder {
@@ -118,7 +121,9 @@ impl ListSql<'_> {
             return self.deferred_page(dialect);
         }
         let mut b = Builder { dialect, params: Vec::new() };
-        let mut sql = format!("SELECT {} FROM {} WHERE {}", self.columns, self.table, self.filters(&mut b));
+        let filters = self.filters(&mut b);
+        let total = self.total_column(&mut b);
+        let mut sql = format!("SELECT {}{total} FROM {} WHERE {filters}", self.columns, self.table);
         if let Some(after) = &self.after {
             sql += &format!(" AND {}", keyset(&self.order, after, &mut b));
         }
@@ -127,6 +132,14 @@ impl ListSql<'_> {
             sql += &format!(" OFFSET {}", b.bind(SqlValue::Int(self.offset as i64)));
         }
         (sql, b.params)
+    }
+
+    /// `, (SELECT n FROM customer_counts …) AS total` when the total comes from a counter.
+    fn total_column(&self, b: &mut Builder) -> String {
+        let Some(branch) = &self.counter else { return String::new() };
+        let (tenant, branch) =
+            (b.bind(SqlValue::Text(self.tenant.to_string())), b.bind(SqlValue::Text(branch.clone())));
+        format!(", (SELECT n FROM customer_counts WHERE tenant = {tenant} AND branch_code = {branch}) AS total")
     }
 
     /// `NULLS LAST` only where a column can be null: on a NOT NULL column it would keep
@@ -164,9 +177,10 @@ impl ListSql<'_> {
     fn deferred(&self, dialect: Dialect, inner: &str, limit: u64, offset: u64) -> (String, Vec<SqlValue>) {
         let mut b = Builder { dialect, params: Vec::new() };
         let filters = self.filters(&mut b);
+        let total = self.total_column(&mut b);
         let (limit, offset) = (b.bind(SqlValue::Int(limit as i64)), b.bind(SqlValue::Int(offset as i64)));
         let sql = format!(
-            "SELECT {columns} FROM {table} JOIN (SELECT id AS picked FROM {table} WHERE {filters} ORDER BY {inner} \
+            "SELECT {columns}{total} FROM {table} JOIN (SELECT id AS picked FROM {table} WHERE {filters} ORDER BY {inner} \
              LIMIT {limit} OFFSET {offset}) AS page ON {table}.id = page.picked ORDER BY {outer}",
             columns = self.columns.split(", ").map(|c| format!("{}.{c}", self.table)).collect::<Vec<_>>().join(", "),
             table = self.table,
@@ -254,6 +268,7 @@ mod tests {
             limit: 21,
             deferred_join: false,
             reversed: false,
+            counter: None,
         }
     }
 

@@ -74,6 +74,7 @@ impl UserList {
             limit: self.limit,
             deferred_join: false,
             reversed: false,
+            counter: None,
         }
     }
 }

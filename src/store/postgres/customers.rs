@@ -75,17 +75,22 @@ impl CustomerStore for PgStore {
         let list = query.sql(tenant);
         timed(self.timeout, async {
             // A deep page learns the total first (a counter read), to read from the nearer end.
-            if list.is_deep() && query.counter().is_some() {
-                let total = self.customer_total(tenant, query, &list).await?;
-                let (sql, params) = list.page_knowing(Dialect::Postgres, total);
-                let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
-                let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
-                return Ok((customers, total.filter(|_| query.count)));
-            }
-            let (sql, params) = list.page(Dialect::Postgres);
-            let rows = async { bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify) };
-            let total = async { if query.count { self.customer_total(tenant, query, &list).await } else { Ok(None) } };
-            let (rows, total) = tokio::try_join!(rows, total)?;
+            let known = match list.is_deep() && query.counter().is_some() {
+                true => self.customer_total(tenant, query, &list).await?,
+                false => None,
+            };
+            let (sql, params) = list.page_knowing(Dialect::Postgres, known);
+            let fetch = async { bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify) };
+            // A counter comes with the rows; a keyword's matches are counted beside them.
+            let (rows, counted) = match query.count && list.counter.is_none() {
+                true => tokio::try_join!(fetch, self.customer_total(tenant, query, &list))?,
+                false => (fetch.await?, None),
+            };
+            let total = match (&list.counter, rows.first()) {
+                (Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
+                (Some(_), None) => known.or(self.customer_total(tenant, query, &list).await?),
+                (None, _) => counted,
+            };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((customers, total))
         })

@@ -34,12 +34,12 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
+    pub async fn connect(url: &str, timeout: Duration, pool_size: u32, migrate: bool) -> anyhow::Result<Self> {
         let limit = format!("{}ms", super::server_side_limit(timeout).as_millis());
         let options = PgConnectOptions::from_str(url)?
             .options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())]);
         let pool = PgPoolOptions::new()
-            .max_connections(10)
+            .max_connections(pool_size)
             .acquire_timeout(timeout)
             // Released connections are pinged by the pool; pinging again on acquire doubles
             // the round trips of every request.

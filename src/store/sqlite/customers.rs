@@ -79,13 +79,20 @@ impl CustomerStore for SqliteStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
         let list = query.sql(tenant);
         timed(self.timeout, async {
-            // The total first: a deep page reads from the nearer end.
-            let total =
-                if query.count || list.is_deep() { self.customer_total(tenant, query, &list).await? } else { None };
-            let (sql, params) = list.page_knowing(Dialect::Sqlite, total.filter(|_| query.counter().is_some()));
+            // A deep page learns the total first, to read from the nearer end.
+            let known = match list.is_deep() && query.counter().is_some() {
+                true => self.customer_total(tenant, query, &list).await?,
+                false => None,
+            };
+            let (sql, params) = list.page_knowing(Dialect::Sqlite, known);
             let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
+            let total = match (query.count, &list.counter, rows.first()) {
+                (false, _, _) => None,
+                (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
+                (true, _, _) => known.or(self.customer_total(tenant, query, &list).await?),
+            };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok((customers, total.filter(|_| query.count)))
+            Ok((customers, total))
         })
         .await
     }

@@ -1,0 +1,159 @@
+//! Prometheus metrics, kept in memory with atomic counters. Labels are bounded: `route` is the
+//! route template (or `unmatched`), `method` one of the known methods, and deprecated-version
+//! clients are capped.
+
+use std::{
+    collections::HashMap,
+    fmt::Write,
+    sync::{
+        Arc, RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+/// Upper bounds of the latency histogram, in seconds.
+const BUCKETS: [f64; 12] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0];
+/// Distinct clients `tandem_deprecated_requests_total` tracks before folding the rest into `other`.
+const MAX_CLIENTS: usize = 1000;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct RequestKey {
+    version: u16,
+    route: Arc<str>,
+    method: &'static str,
+    status: u16,
+}
+
+#[derive(Default)]
+struct Histogram {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    requests: RwLock<HashMap<RequestKey, Arc<AtomicU64>>>,
+    durations: RwLock<HashMap<(u16, Arc<str>), Arc<Histogram>>>,
+    deprecated: RwLock<HashMap<(u16, String), Arc<AtomicU64>>>,
+}
+
+/// Finds or adds the entry for `key`: a read lock on the hot path, a write lock once per key.
+fn entry<K: Eq + std::hash::Hash + Clone, V: Default>(map: &RwLock<HashMap<K, Arc<V>>>, key: &K) -> Arc<V> {
+    if let Some(found) = map.read().expect("metrics lock").get(key) {
+        return found.clone();
+    }
+    map.write().expect("metrics lock").entry(key.clone()).or_default().clone()
+}
+
+pub fn method_label(method: &poem::http::Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "PATCH" => "PATCH",
+        "DELETE" => "DELETE",
+        "OPTIONS" => "OPTIONS",
+        "HEAD" => "HEAD",
+        _ => "OTHER",
+    }
+}
+
+impl Metrics {
+    /// One finished request. `version` 0 means none resolved.
+    pub fn observe(&self, version: u16, route: &Arc<str>, method: &'static str, status: u16, elapsed: Duration) {
+        let key = RequestKey { version, route: route.clone(), method, status };
+        entry(&self.requests, &key).fetch_add(1, Ordering::Relaxed);
+        let histogram = entry(&self.durations, &(version, route.clone()));
+        let seconds = elapsed.as_secs_f64();
+        if let Some(bucket) = BUCKETS.iter().position(|b| seconds <= *b) {
+            histogram.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+        histogram.count.fetch_add(1, Ordering::Relaxed);
+        histogram.sum_micros.fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// One request served by a deprecated version, by client (tenant/subject).
+    pub fn deprecated(&self, version: u16, client: &str) {
+        let key = (version, client.to_string());
+        let known = self.deprecated.read().expect("metrics lock").contains_key(&key);
+        let full = !known && self.deprecated.read().expect("metrics lock").len() >= MAX_CLIENTS;
+        let key = if full { (version, "other".to_string()) } else { key };
+        entry(&self.deprecated, &key).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition, with `gauges` (name, help, value) appended.
+    pub fn render(&self, gauges: &[(&str, &str, &str, f64)]) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP tandem_http_requests_total HTTP requests by version, route template, method and status.\n");
+        out.push_str("# TYPE tandem_http_requests_total counter\n");
+        let mut requests: Vec<_> = self.requests.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed))).collect();
+        requests.sort_by(|a, b| (a.0.version, &a.0.route, a.0.method, a.0.status).cmp(&(b.0.version, &b.0.route, b.0.method, b.0.status)));
+        for (k, n) in requests {
+            let _ = writeln!(
+                out,
+                "tandem_http_requests_total{{version=\"{}\",route=\"{}\",method=\"{}\",status=\"{}\"}} {n}",
+                k.version, escape(&k.route), k.method, k.status
+            );
+        }
+        out.push_str("# HELP tandem_http_request_duration_seconds Request latency by version and route template.\n");
+        out.push_str("# TYPE tandem_http_request_duration_seconds histogram\n");
+        let mut durations: Vec<_> = self.durations.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        durations.sort_by(|a, b| a.0.cmp(&b.0));
+        for ((version, route), h) in durations {
+            let labels = format!("version=\"{version}\",route=\"{}\"", escape(&route));
+            let mut cumulative = 0;
+            for (bound, bucket) in BUCKETS.iter().zip(&h.buckets) {
+                cumulative += bucket.load(Ordering::Relaxed);
+                let _ = writeln!(out, "tandem_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
+            }
+            let count = h.count.load(Ordering::Relaxed);
+            let _ = writeln!(out, "tandem_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {count}");
+            let sum = h.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+            let _ = writeln!(out, "tandem_http_request_duration_seconds_sum{{{labels}}} {sum}");
+            let _ = writeln!(out, "tandem_http_request_duration_seconds_count{{{labels}}} {count}");
+        }
+        out.push_str("# HELP tandem_deprecated_requests_total Requests served by a deprecated version, by client (tenant/subject).\n");
+        out.push_str("# TYPE tandem_deprecated_requests_total counter\n");
+        let mut deprecated: Vec<_> = self.deprecated.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed))).collect();
+        deprecated.sort();
+        for ((version, client), n) in deprecated {
+            let _ = writeln!(out, "tandem_deprecated_requests_total{{version=\"{version}\",client=\"{}\"}} {n}", escape(&client));
+        }
+        for (name, kind, help, value) in gauges {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        }
+        out
+    }
+}
+
+/// Label values escape `\`, `"` and newlines.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_histograms_and_capped_clients() {
+        let metrics = Metrics::default();
+        let route: Arc<str> = Arc::from("/users/{id}");
+        metrics.observe(2, &route, "GET", 200, Duration::from_micros(700));
+        metrics.observe(2, &route, "GET", 200, Duration::from_millis(30));
+        metrics.deprecated(1, "acme/ci-bot");
+        let text = metrics.render(&[("tandem_db_pool_connections", "gauge", "Open connections.", 3.0)]);
+        assert!(text.contains("tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"} 2"), "{text}");
+        assert!(text.contains("tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.001\"} 1"));
+        assert!(text.contains("tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.05\"} 2"));
+        assert!(text.contains("tandem_http_request_duration_seconds_count{version=\"2\",route=\"/users/{id}\"} 2"));
+        assert!(text.contains("tandem_deprecated_requests_total{version=\"1\",client=\"acme/ci-bot\"} 1"));
+        assert!(text.contains("tandem_db_pool_connections 3"));
+        for i in 0..MAX_CLIENTS + 5 {
+            metrics.deprecated(1, &format!("t/{i}"));
+        }
+        assert!(metrics.render(&[]).contains("client=\"other\"} 5"));
+    }
+}
