@@ -12,12 +12,14 @@ use poem::{
 use chrono::{DateTime, Utc};
 
 use crate::{
+    admin,
     auth::{Verifier, dev_secret},
     core::{customers::Customers, paging::PageLimits, users::Users},
     dispatch::Dispatch,
     http,
     idempotency::{self, IdempotencyStore},
     lifecycle::{Lifecycle, Stage},
+    ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, usage::UsageRecorder},
     public,
     settings::Settings,
     store::{self, Store},
@@ -50,6 +52,12 @@ pub struct AppState {
     pub dispatch: Dispatch,
     pub page_limits: PageLimits,
     pub supported_versions: HeaderValue,
+    pub metrics: Metrics,
+    pub usage: UsageRecorder,
+    pub maintenance: Maintenance,
+    pub rate_limiter: RateLimiter,
+    /// The `route` label of requests that matched no route.
+    pub unmatched_route: Arc<str>,
 }
 
 impl AppState {
@@ -71,6 +79,11 @@ impl AppState {
         let dispatch = Dispatch::new(versions::all(), settings.default_version, &settings.vendor)?;
         let store = store::connect(&settings, true).await?;
         let idempotency = idempotency::from_settings(settings.redis_url.as_ref().map(|u| u.expose()))?;
+        let maintenance = Maintenance::new(settings.maintenance);
+        if let Some((enabled, retry_after)) = store.maintenance().await? {
+            maintenance.set(enabled, retry_after);
+        }
+        let rate_limiter = RateLimiter::new(settings.rate_limit);
         let page_limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         Ok(Arc::new(Self {
@@ -86,6 +99,11 @@ impl AppState {
             clock,
             lifecycles,
             documents,
+            metrics: Metrics::default(),
+            usage: UsageRecorder::default(),
+            maintenance,
+            rate_limiter,
+            unmatched_route: Arc::from("unmatched"),
         }))
     }
 
@@ -131,7 +149,11 @@ pub fn routes() -> Route {
         .at("/health/ready", get(public::ready))
         .at("/problems/:slug", get(public::problem_page))
         .at("/api", poem::options(public::api_versions))
-        .at("/docs/v1/deprecation", get(public::deprecation_page));
+        .at("/docs/v1/deprecation", get(public::deprecation_page))
+        .at("/metrics", get(public::metrics))
+        .at("/admin/usage", get(admin::usage))
+        .at("/admin/maintenance", get(admin::maintenance).put(admin::set_maintenance))
+        .at("/admin/dashboard", get(admin::dashboard));
     versions::mount(route)
 }
 
@@ -168,11 +190,20 @@ impl Application {
         self.state.clone()
     }
 
-    /// Serves until `shutdown` completes, then lets in-flight requests finish (up to 25 s).
+    /// Serves until `shutdown` completes, then lets in-flight requests finish (up to 25 s),
+    /// and writes the usage still buffered.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let endpoint = http::stack(routes(), self.state).boxed();
+        let background = tokio::spawn(admin::background(self.state.clone()));
+        let endpoint = http::stack(routes(), self.state.clone()).boxed();
         let acceptor = http::linger::LingeringAcceptor(self.acceptor);
-        Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE)).await
+        let served = Server::new_with_acceptor(acceptor)
+            .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
+            .await;
+        background.abort();
+        if let Err(err) = self.state.usage.flush(self.state.store.as_ref()).await {
+            tracing::warn!(cause = %err, "usage not written at shutdown");
+        }
+        served
     }
 }
 

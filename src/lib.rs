@@ -4,6 +4,7 @@
 //! version, which route) → a version folder ([`v1`]) that only translates wire shapes →
 //! [`core`] (domain rules and services) → [`store`] (SQLite or PostgreSQL).
 
+pub mod admin;
 pub mod app;
 pub mod auth;
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod encoding;
 pub mod http;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod ops;
 pub mod public;
 pub mod seed;
 pub mod settings;

@@ -134,3 +134,29 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>) -> Html<String> {
         date(lifecycle.sunset_at),
     ))
 }
+
+/// `GET /metrics`: Prometheus text.
+#[handler]
+pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
+    let pool = state.store.pool_stats();
+    let redis_up = match state.settings.redis_url {
+        Some(_) => Some(if state.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
+        None => None,
+    };
+    let mut gauges = vec![
+        ("tandem_db_pool_connections", "gauge", "Database connections open.", f64::from(pool.open)),
+        ("tandem_db_pool_idle_connections", "gauge", "Database connections idle.", f64::from(pool.idle)),
+        ("tandem_db_pool_max_connections", "gauge", "Database connections allowed.", f64::from(pool.max)),
+        ("tandem_usage_buffered_rows", "gauge", "Usage rows not yet written.", state.usage.pending() as f64),
+        (
+            "tandem_maintenance",
+            "gauge",
+            "1 while in maintenance mode.",
+            if state.maintenance.active().is_some() { 1.0 } else { 0.0 },
+        ),
+    ];
+    if let Some(up) = redis_up {
+        gauges.push(("tandem_redis_up", "gauge", "1 when Redis answers.", up));
+    }
+    Response::builder().content_type("text/plain; version=0.0.4; charset=utf-8").body(state.metrics.render(&gauges))
+}

@@ -51,6 +51,16 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
 /// with, if the client asked for one.
 fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
     let info = context::info(req);
+    if admin_route(req.uri().path()) {
+        // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
+        let caller = auth::authenticate(req, &state.verifier)?;
+        if !caller.is_admin() {
+            return Err(ApiError::new(Kind::AdminRequired));
+        }
+        let _ = info.tenant.set(caller.tenant.clone());
+        req.extensions_mut().insert(caller);
+        return Ok(None);
+    }
     let target = match state.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => return Ok(None),
         Resolution::Document { rewritten, .. } => {
@@ -61,6 +71,9 @@ fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiErr
         }
         Resolution::Api(target) => target,
     };
+    if let Some(retry_after) = state.maintenance.active() {
+        return Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string()));
+    }
     refuse_if_gone(req, state, target.version)?;
     let template = &target.route.template;
     let limit = if template.ends_with("/upload") || template.ends_with("/imports") {
@@ -76,6 +89,15 @@ fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiErr
         return Err(ApiError::new(Kind::AdminRequired));
     }
     let _ = info.tenant.set(caller.tenant.clone());
+    let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+    let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject, std::time::Instant::now());
+    if !decision.allowed {
+        return Err(ApiError::new(Kind::RateLimited)
+            .with_header("retry-after", decision.reset.to_string())
+            .with_header("ratelimit-limit", decision.limit.to_string())
+            .with_header("ratelimit-remaining", decision.remaining.to_string())
+            .with_header("ratelimit-reset", decision.reset.to_string()));
+    }
     req.extensions_mut().insert(caller);
     body_limit::apply(req, limit, info.clone())?;
     Ok(target.vendor_type)
@@ -95,6 +117,12 @@ fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), A
         _ if rehearsal => Err(gone),
         _ => Ok(()),
     }
+}
+
+/// `/admin/…` needs an admin token; the dashboard's page itself is public (it holds no data and
+/// asks for a token, which it keeps in memory).
+fn admin_route(path: &str) -> bool {
+    path.starts_with("/admin/") && path != "/admin/dashboard"
 }
 
 fn has_body(req: &Request) -> bool {

@@ -18,7 +18,7 @@ use super::{
         render::{RenderContext, render},
     },
 };
-use crate::{app::AppState, dispatch::sources, lifecycle::Stage};
+use crate::{app::AppState, dispatch::sources, lifecycle::Stage, ops::metrics::method_label};
 
 pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let info = Arc::new(RequestInfo::new(&req));
@@ -58,6 +58,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     }
     lifecycle_headers(&mut response, &state, &info);
 
+    record(&state, &info, &method, response.status().as_u16());
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
@@ -71,6 +72,18 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         )
     });
     Ok(response)
+}
+
+/// Metrics for every request; usage for those a deprecated version served.
+fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, status: u16) {
+    let version = info.version.get().copied().unwrap_or(0);
+    let route = info.route.get().unwrap_or(&state.unmatched_route);
+    state.metrics.observe(version, route, method_label(method), status, info.started.elapsed());
+    let deprecated = state.lifecycle(version).is_some_and(|l| l.stage((state.clock)()) != Stage::Current);
+    if let (true, Some(tenant), Some(subject)) = (deprecated, info.tenant.get(), info.subject.get()) {
+        state.usage.record(version, tenant, subject, route, (state.clock)());
+        state.metrics.deprecated(version, &format!("{tenant}/{subject}"));
+    }
 }
 
 /// Renders any error as the response the client gets, in the body shape of the version that

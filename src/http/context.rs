@@ -23,6 +23,8 @@ pub struct RequestInfo {
     /// `true` when the client used an unversioned legacy path such as `/users`.
     pub legacy: OnceLock<bool>,
     pub tenant: OnceLock<Arc<str>>,
+    /// The token's subject, once authenticated (for usage; never logged).
+    pub subject: OnceLock<Arc<str>>,
     /// The record the request was about, so a deprecated version can link its successor.
     pub resource: OnceLock<uuid::Uuid>,
     /// Set when an Idempotency-Key retry was answered from an earlier try's record.
@@ -50,6 +52,7 @@ impl RequestInfo {
             route: OnceLock::new(),
             legacy: OnceLock::new(),
             tenant: OnceLock::new(),
+            subject: OnceLock::new(),
             resource: OnceLock::new(),
             replayed: OnceLock::new(),
             body_over_limit: OnceLock::new(),

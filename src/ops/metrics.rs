@@ -32,11 +32,14 @@ struct Histogram {
     sum_micros: AtomicU64,
 }
 
+/// Counters (or histograms) by label set, shared by the request path and the scraper.
+type Family<K, V> = RwLock<HashMap<K, Arc<V>>>;
+
 #[derive(Default)]
 pub struct Metrics {
-    requests: RwLock<HashMap<RequestKey, Arc<AtomicU64>>>,
-    durations: RwLock<HashMap<(u16, Arc<str>), Arc<Histogram>>>,
-    deprecated: RwLock<HashMap<(u16, String), Arc<AtomicU64>>>,
+    requests: Family<RequestKey, AtomicU64>,
+    durations: Family<(u16, Arc<str>), Histogram>,
+    deprecated: Family<(u16, String), AtomicU64>,
 }
 
 /// Finds or adds the entry for `key`: a read lock on the hot path, a write lock once per key.
@@ -86,27 +89,44 @@ impl Metrics {
     /// The Prometheus text exposition, with `gauges` (name, help, value) appended.
     pub fn render(&self, gauges: &[(&str, &str, &str, f64)]) -> String {
         let mut out = String::new();
-        out.push_str("# HELP tandem_http_requests_total HTTP requests by version, route template, method and status.\n");
+        out.push_str(
+            "# HELP tandem_http_requests_total HTTP requests by version, route template, method and status.\n",
+        );
         out.push_str("# TYPE tandem_http_requests_total counter\n");
-        let mut requests: Vec<_> = self.requests.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed))).collect();
-        requests.sort_by(|a, b| (a.0.version, &a.0.route, a.0.method, a.0.status).cmp(&(b.0.version, &b.0.route, b.0.method, b.0.status)));
+        let mut requests: Vec<_> = self
+            .requests
+            .read()
+            .expect("metrics lock")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed)))
+            .collect();
+        requests.sort_by(|a, b| {
+            (a.0.version, &a.0.route, a.0.method, a.0.status).cmp(&(b.0.version, &b.0.route, b.0.method, b.0.status))
+        });
         for (k, n) in requests {
             let _ = writeln!(
                 out,
                 "tandem_http_requests_total{{version=\"{}\",route=\"{}\",method=\"{}\",status=\"{}\"}} {n}",
-                k.version, escape(&k.route), k.method, k.status
+                k.version,
+                escape(&k.route),
+                k.method,
+                k.status
             );
         }
         out.push_str("# HELP tandem_http_request_duration_seconds Request latency by version and route template.\n");
         out.push_str("# TYPE tandem_http_request_duration_seconds histogram\n");
-        let mut durations: Vec<_> = self.durations.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut durations: Vec<_> =
+            self.durations.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         durations.sort_by(|a, b| a.0.cmp(&b.0));
         for ((version, route), h) in durations {
             let labels = format!("version=\"{version}\",route=\"{}\"", escape(&route));
             let mut cumulative = 0;
             for (bound, bucket) in BUCKETS.iter().zip(&h.buckets) {
                 cumulative += bucket.load(Ordering::Relaxed);
-                let _ = writeln!(out, "tandem_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
+                let _ = writeln!(
+                    out,
+                    "tandem_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
+                );
             }
             let count = h.count.load(Ordering::Relaxed);
             let _ = writeln!(out, "tandem_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {count}");
@@ -116,10 +136,20 @@ impl Metrics {
         }
         out.push_str("# HELP tandem_deprecated_requests_total Requests served by a deprecated version, by client (tenant/subject).\n");
         out.push_str("# TYPE tandem_deprecated_requests_total counter\n");
-        let mut deprecated: Vec<_> = self.deprecated.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed))).collect();
+        let mut deprecated: Vec<_> = self
+            .deprecated
+            .read()
+            .expect("metrics lock")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed)))
+            .collect();
         deprecated.sort();
         for ((version, client), n) in deprecated {
-            let _ = writeln!(out, "tandem_deprecated_requests_total{{version=\"{version}\",client=\"{}\"}} {n}", escape(&client));
+            let _ = writeln!(
+                out,
+                "tandem_deprecated_requests_total{{version=\"{version}\",client=\"{}\"}} {n}",
+                escape(&client)
+            );
         }
         for (name, kind, help, value) in gauges {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
@@ -145,15 +175,24 @@ mod tests {
         metrics.observe(2, &route, "GET", 200, Duration::from_millis(30));
         metrics.deprecated(1, "acme/ci-bot");
         let text = metrics.render(&[("tandem_db_pool_connections", "gauge", "Open connections.", 3.0)]);
-        assert!(text.contains("tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"} 2"), "{text}");
-        assert!(text.contains("tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.001\"} 1"));
-        assert!(text.contains("tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.05\"} 2"));
+        assert!(
+            text.contains(
+                "tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"} 2"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(
+            "tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.001\"} 1"
+        ));
+        assert!(text.contains(
+            "tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.05\"} 2"
+        ));
         assert!(text.contains("tandem_http_request_duration_seconds_count{version=\"2\",route=\"/users/{id}\"} 2"));
         assert!(text.contains("tandem_deprecated_requests_total{version=\"1\",client=\"acme/ci-bot\"} 1"));
         assert!(text.contains("tandem_db_pool_connections 3"));
         for i in 0..MAX_CLIENTS + 5 {
             metrics.deprecated(1, &format!("t/{i}"));
         }
-        assert!(metrics.render(&[]).contains("client=\"other\"} 5"));
+        assert!(metrics.render(&[]).contains("client=\"other\"} 6"), "1 known + 999 new fill the cap; 6 fold");
     }
 }

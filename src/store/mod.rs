@@ -3,6 +3,7 @@
 
 mod customers;
 mod errors;
+mod ops;
 mod postgres;
 pub mod query;
 mod sqlite;
@@ -14,6 +15,7 @@ use async_trait::async_trait;
 
 pub use customers::{CustomerList, CustomerStore};
 pub use errors::{Constraint, StoreError};
+pub use ops::{OpsStore, UsageRow};
 pub use users::{NewUser, UserList, UserStore};
 
 use crate::core::listing::Key;
@@ -21,14 +23,24 @@ use crate::settings::Settings;
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// Everything the service stores: users and customers, each its own trait.
+/// Everything the service stores: users, customers and operations, each its own trait.
 #[async_trait]
-pub trait Store: UserStore + CustomerStore + Send + Sync + 'static {
+pub trait Store: UserStore + CustomerStore + OpsStore + Send + Sync + 'static {
     /// Answers when the database does; used by readiness.
     async fn ping(&self) -> StoreResult<()>;
 
     /// Refreshes the planner's statistics after a bulk load.
     async fn analyze(&self) -> StoreResult<()>;
+
+    /// Connections open and idle, for the pool gauges.
+    fn pool_stats(&self) -> PoolStats;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    pub open: u32,
+    pub idle: u32,
+    pub max: u32,
 }
 
 /// Opens the store `TANDEM_DATABASE_URL` names (`sqlite://…` or `postgres://…`), applying

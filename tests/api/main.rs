@@ -11,6 +11,7 @@ mod idempotency;
 mod lifecycle;
 mod listing;
 mod logs;
+mod operations;
 mod outage;
 mod tenants;
 mod users;
@@ -34,5 +35,6 @@ fn main() {
         deprecation::scenarios(),
         idempotency::scenarios(),
         customers::scenarios(),
+        operations::scenarios(),
     ]);
 }

@@ -28,12 +28,14 @@ pub enum Kind {
     InvalidPatchResult,
     InvalidUpload,
     ImportRejected,
+    RateLimited,
     InternalError,
     ServiceUnavailable,
+    Maintenance,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 24] = [
+    pub const ALL: [Kind; 26] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -56,8 +58,10 @@ impl Kind {
         Kind::InvalidPatchResult,
         Kind::InvalidUpload,
         Kind::ImportRejected,
+        Kind::RateLimited,
         Kind::InternalError,
         Kind::ServiceUnavailable,
+        Kind::Maintenance,
     ];
 
     pub fn status(self) -> StatusCode {
@@ -82,7 +86,8 @@ impl Kind {
             Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Kind::InvalidPatchResult | Kind::ImportRejected => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
-            Kind::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Kind::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Kind::ServiceUnavailable | Kind::Maintenance => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -113,6 +118,8 @@ impl Kind {
             Kind::ImportRejected => "import-rejected",
             Kind::InternalError => "internal-error",
             Kind::ServiceUnavailable => "service-unavailable",
+            Kind::RateLimited => "rate-limited",
+            Kind::Maintenance => "maintenance",
         }
     }
 
@@ -158,6 +165,8 @@ impl Kind {
             Kind::ImportRejected => ("Import rejected", "Import abgelehnt", "Import refusé"),
             Kind::InternalError => ("Internal error", "Interner Fehler", "Erreur interne"),
             Kind::ServiceUnavailable => ("Service unavailable", "Dienst nicht verfügbar", "Service indisponible"),
+            Kind::RateLimited => ("Too many requests", "Zu viele Anfragen", "Trop de requêtes"),
+            Kind::Maintenance => ("Down for maintenance", "Wartungsarbeiten", "Maintenance en cours"),
         })
     }
 
@@ -258,6 +267,16 @@ impl Kind {
                 "Unexpected error; quote the correlation id when reporting it",
                 "Unerwarteter Fehler; bitte die Korrelations-ID angeben",
                 "Erreur inattendue ; indiquez l'identifiant de corrélation",
+            ),
+            Kind::RateLimited => (
+                "Over the rate limit for this tenant and token; retry after Retry-After seconds",
+                "Ratenlimit für diesen Mandanten und dieses Token überschritten; nach Retry-After Sekunden erneut versuchen",
+                "Limite de débit dépassée pour ce locataire et ce jeton ; réessayez après Retry-After secondes",
+            ),
+            Kind::Maintenance => (
+                "The service is down for maintenance; retry after Retry-After seconds",
+                "Der Dienst wird gewartet; nach Retry-After Sekunden erneut versuchen",
+                "Le service est en maintenance ; réessayez après Retry-After secondes",
             ),
             Kind::ServiceUnavailable => (
                 "Temporarily unavailable; retry later",

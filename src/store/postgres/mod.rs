@@ -26,6 +26,7 @@ fn bind_all<'q>(
 }
 
 mod customers;
+mod ops;
 mod users;
 
 pub struct PgStore {
@@ -82,6 +83,14 @@ impl Store for PgStore {
             Ok(())
         })
         .await
+    }
+
+    fn pool_stats(&self) -> super::PoolStats {
+        super::PoolStats {
+            open: self.pool.size(),
+            idle: self.pool.num_idle() as u32,
+            max: self.pool.options().get_max_connections(),
+        }
     }
 
     async fn analyze(&self) -> StoreResult<()> {

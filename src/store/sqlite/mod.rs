@@ -27,6 +27,7 @@ fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
 }
 
 mod customers;
+mod ops;
 mod users;
 
 pub struct SqliteStore {
@@ -83,6 +84,14 @@ impl Store for SqliteStore {
             Ok(())
         })
         .await
+    }
+
+    fn pool_stats(&self) -> super::PoolStats {
+        super::PoolStats {
+            open: self.pool.size(),
+            idle: self.pool.num_idle() as u32,
+            max: self.pool.options().get_max_connections(),
+        }
     }
 
     async fn analyze(&self) -> StoreResult<()> {

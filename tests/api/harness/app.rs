@@ -34,6 +34,8 @@ pub fn test_settings(database_url: &str) -> Settings {
         database_url: DatabaseUrl::new(database_url),
         jwt_secret: Some(SecretString::from(tokens::SECRET)),
         db_timeout_ms: 1500,
+        // Scenarios send bursts from one token; the rate-limit scenario sets its own.
+        rate_limit: 1_000_000,
         ..Settings::default()
     }
 }

@@ -1,0 +1,38 @@
+//! Maintenance mode: `TANDEM_MAINTENANCE=true`, or set at run time through
+//! `PUT /admin/maintenance`, stored in the database and picked up by every instance within
+//! [`POLL`].
+
+use std::{
+    sync::atomic::{AtomicBool, AtomicU32, Ordering},
+    time::Duration,
+};
+
+/// How often each instance reads the shared state.
+pub const POLL: Duration = Duration::from_secs(2);
+
+pub struct Maintenance {
+    /// From the environment: on regardless of the shared state.
+    forced: bool,
+    shared: AtomicBool,
+    retry_after: AtomicU32,
+}
+
+impl Maintenance {
+    pub fn new(forced: bool) -> Self {
+        Self { forced, shared: AtomicBool::new(false), retry_after: AtomicU32::new(120) }
+    }
+
+    /// `Some(retry_after_seconds)` while API requests must be refused.
+    pub fn active(&self) -> Option<u32> {
+        (self.forced || self.shared.load(Ordering::Relaxed)).then(|| self.retry_after.load(Ordering::Relaxed))
+    }
+
+    pub fn set(&self, enabled: bool, retry_after: u32) {
+        self.shared.store(enabled, Ordering::Relaxed);
+        self.retry_after.store(retry_after, Ordering::Relaxed);
+    }
+
+    pub fn forced(&self) -> bool {
+        self.forced
+    }
+}

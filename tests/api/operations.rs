@@ -1,0 +1,203 @@
+//! Operating a migration: usage of v1 per client, metrics, rate limits, maintenance, the
+//! dashboard page.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::harness::{
+    Backend, TestApp,
+    app::{FixedClock, test_settings},
+    send,
+    tokens::{self, now},
+};
+
+crate::scenarios![
+    usage_counts_v1_requests_per_client_and_route,
+    usage_from_two_instances_adds_up,
+    metrics_name_routes_by_template,
+    a_burst_over_the_rate_limit_is_429,
+    maintenance_set_on_one_instance_reaches_the_other,
+    maintenance_from_the_environment,
+    the_dashboard_page_needs_nothing_from_outside,
+];
+
+fn deprecated(s: &mut tandem::Settings) {
+    s.v1_deprecated_at = Some("2026-01-01T00:00:00Z".into());
+    s.v1_sunset_at = Some("2027-01-01T00:00:00Z".into());
+}
+
+fn token(subject: &str, tenant: &str) -> String {
+    tokens::signed(&json!({"sub": subject, "exp": now() + 600, "tenant": tenant, "roles": []}))
+}
+
+async fn call(app: &TestApp, token: &str, path: &str) -> u16 {
+    send(app.client.get(app.url(path)).bearer_auth(token)).await.status
+}
+
+async fn usage(app: &TestApp) -> Value {
+    let reply = app.get("/admin/usage?version=1&since=2026-06-01T00:00:00Z").await;
+    reply.assert_status(200);
+    reply.json()
+}
+
+async fn usage_counts_v1_requests_per_client_and_route(backend: Backend) {
+    let clock = FixedClock::at("2026-06-15T12:00:00Z");
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    let (bot, web) = (token("ci-bot", "acme"), token("web", "globex"));
+    for _ in 0..3 {
+        assert_eq!(call(&app, &bot, "/users").await, 200);
+    }
+    assert_eq!(call(&app, &bot, "/api/v1/users/77").await, 404);
+    clock.set("2026-06-16T09:30:00Z");
+    assert_eq!(call(&app, &web, "/users?size=5").await, 200);
+    // v2 traffic is not v1 usage.
+    for _ in 0..4 {
+        assert_eq!(call(&app, &web, "/api/v2/users").await, 200);
+    }
+
+    let report = usage(&app).await;
+    assert_eq!(report["requests"], 5);
+    assert_eq!(report["sunsetAt"], "2027-01-01T00:00:00Z");
+    assert_eq!(
+        report["clients"],
+        json!([
+            {"tenant": "acme", "subject": "ci-bot", "requests": 4, "firstSeen": "2026-06-15T12:00:00Z", "lastSeen": "2026-06-15T12:00:00Z",
+             "routes": [
+                {"route": "/users", "requests": 3, "firstSeen": "2026-06-15T12:00:00Z", "lastSeen": "2026-06-15T12:00:00Z"},
+                {"route": "/users/{id}", "requests": 1, "firstSeen": "2026-06-15T12:00:00Z", "lastSeen": "2026-06-15T12:00:00Z"}]},
+            {"tenant": "globex", "subject": "web", "requests": 1, "firstSeen": "2026-06-16T09:30:00Z", "lastSeen": "2026-06-16T09:30:00Z",
+             "routes": [{"route": "/users", "requests": 1, "firstSeen": "2026-06-16T09:30:00Z", "lastSeen": "2026-06-16T09:30:00Z"}]},
+        ])
+    );
+    assert_eq!(report["days"], json!([{"day": "2026-06-15", "requests": 4}, {"day": "2026-06-16", "requests": 1}]));
+
+    // Admins only.
+    assert_eq!(call(&app, &bot, "/admin/usage").await, 403);
+    assert_eq!(send(app.client.get(app.url("/admin/usage"))).await.status, 401);
+    assert_eq!(app.get("/admin/usage?since=yesterday").await.error_codes(), vec![("since".into(), "invalid".into())]);
+}
+
+async fn usage_from_two_instances_adds_up(backend: Backend) {
+    let clock = FixedClock::at("2026-06-15T12:00:00Z");
+    let a = backend.spawn_at(deprecated, clock.clock()).await;
+    let mut settings = test_settings(&a.database_url);
+    deprecated(&mut settings);
+    let b = TestApp::start_with_clock(settings, clock.clock()).await;
+    let bot = token("ci-bot", "acme");
+    for _ in 0..2 {
+        assert_eq!(call(&a, &bot, "/users").await, 200);
+    }
+    for _ in 0..3 {
+        assert_eq!(call(&b, &bot, "/users").await, 200);
+    }
+    // Each instance writes its buffer when asked (and every few seconds on its own).
+    assert_eq!(usage(&b).await["requests"], 3);
+    assert_eq!(usage(&a).await["requests"], 5);
+    assert_eq!(usage(&a).await["clients"][0]["requests"], 5);
+}
+
+async fn metrics_name_routes_by_template(backend: Backend) {
+    let clock = FixedClock::at("2026-06-15T12:00:00Z");
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+    app.get(&format!("/users/{id}")).await.assert_status(200);
+    app.get(&format!("/api/v2/users/{id}")).await.assert_status(200);
+    app.get("/nope/at/all").await.assert_status(404);
+
+    let metrics = send(app.client.get(app.url("/metrics"))).await;
+    metrics.assert_status(200);
+    assert_eq!(metrics.header("content-type"), Some("text/plain; version=0.0.4; charset=utf-8"));
+    let text = metrics.text;
+    for line in [
+        "tandem_http_requests_total{version=\"1\",route=\"/users/{id}\",method=\"GET\",status=\"200\"} 1",
+        "tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"} 1",
+        "tandem_http_requests_total{version=\"1\",route=\"/users\",method=\"POST\",status=\"201\"} 1",
+        "tandem_http_requests_total{version=\"0\",route=\"unmatched\",method=\"GET\",status=\"404\"} 1",
+        "tandem_http_request_duration_seconds_count{version=\"2\",route=\"/users/{id}\"} 1",
+        "tandem_deprecated_requests_total{version=\"1\",client=\"default/admin-1\"} 2",
+        "# TYPE tandem_http_request_duration_seconds histogram",
+        "tandem_usage_buffered_rows",
+        "tandem_maintenance 0",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    assert!(text.contains("tandem_db_pool_connections "));
+    assert!(!text.contains(&format!("/users/{id}\"")), "raw paths never become labels");
+    assert!(!text.contains("/nope"));
+    assert_eq!(text.contains("tandem_redis_up 1"), backend.redis.is_some());
+}
+
+async fn a_burst_over_the_rate_limit_is_429(backend: Backend) {
+    let app = backend.spawn_with(|s| s.rate_limit = 5).await;
+    let started = Instant::now();
+    let mut statuses = Vec::new();
+    for _ in 0..11 {
+        statuses.push(app.get("/api/v2/users").await.status);
+    }
+    if started.elapsed() < Duration::from_millis(200) {
+        assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 10, "bursts of twice the rate");
+    }
+    let refused = app.get("/api/v2/users").await;
+    refused.assert_status(429);
+    assert_eq!(refused.json()["type"], "/problems/rate-limited");
+    assert_eq!(refused.header("ratelimit-limit"), Some("5"));
+    assert_eq!(refused.header("ratelimit-remaining"), Some("0"));
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.header("ratelimit-reset"), Some("1"));
+    // Another subject has its own bucket; health and metrics are never limited.
+    send(app.client.get(app.url("/api/v2/users")).bearer_auth(&app.user)).await.assert_status(200);
+    send(app.client.get(app.url("/health/live"))).await.assert_status(200);
+}
+
+async fn maintenance_set_on_one_instance_reaches_the_other(backend: Backend) {
+    let a = backend.spawn().await;
+    let b = TestApp::start(test_settings(&a.database_url)).await;
+    let on =
+        send(a.request(Method::PUT, "/admin/maintenance").json(&json!({"enabled": true, "retryAfterSeconds": 90})))
+            .await;
+    on.assert_status(200);
+    assert_eq!(on.json(), json!({"enabled": true, "retryAfterSeconds": 90, "forcedByEnvironment": false}));
+    let refused = a.get("/users").await;
+    refused.assert_status(503);
+    assert_eq!(refused.header("retry-after"), Some("90"));
+    assert_eq!(refused.json()["message"], "The service is down for maintenance; retry after Retry-After seconds");
+
+    let started = Instant::now();
+    while b.get("/users").await.status != 503 {
+        assert!(started.elapsed() < Duration::from_secs(6), "instance B never saw maintenance");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for path in ["/health/live", "/health/ready", "/metrics"] {
+        send(b.client.get(b.url(path))).await.assert_status(200);
+    }
+    b.get("/admin/maintenance").await.assert_status(200);
+    let off = send(b.request(Method::PUT, "/admin/maintenance").json(&json!({"enabled": false}))).await;
+    assert_eq!(off.json()["enabled"], false);
+    b.get("/users").await.assert_status(200);
+    let bad = send(a.request(Method::PUT, "/admin/maintenance").json(&json!({"on": true}))).await;
+    bad.assert_status(400);
+    let user =
+        send(a.client.put(a.url("/admin/maintenance")).bearer_auth(&a.user).json(&json!({"enabled": true}))).await;
+    user.assert_status(403);
+}
+
+async fn maintenance_from_the_environment(backend: Backend) {
+    let app = backend.spawn_with(|s| s.maintenance = true).await;
+    app.get("/api/v2/users").await.assert_status(503);
+    send(app.client.get(app.url("/users"))).await.assert_status(503);
+    app.get("/admin/maintenance").await.assert_status(200);
+    send(app.client.get(app.url("/health/live"))).await.assert_status(200);
+}
+
+async fn the_dashboard_page_needs_nothing_from_outside(backend: Backend) {
+    let app = backend.spawn().await;
+    let page = send(app.client.get(app.url("/admin/dashboard"))).await;
+    page.assert_status(200);
+    assert!(page.text.contains("Admin bearer token"));
+    assert!(page.text.contains("/admin/usage?version=1"));
+    for remote in ["src=\"http", "href=\"http", "url(http", "localStorage", "sessionStorage"] {
+        assert!(!page.text.contains(remote), "the page uses {remote}");
+    }
+}
