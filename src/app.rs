@@ -83,7 +83,7 @@ impl AppState {
         if let Some((enabled, retry_after)) = store.maintenance().await? {
             maintenance.set(enabled, retry_after);
         }
-        let rate_limiter = RateLimiter::new(settings.rate_limit);
+        let rate_limiter = RateLimiter::new(settings.rate_limit, settings.redis_url.as_ref().map(|u| u.expose()))?;
         let page_limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         Ok(Arc::new(Self {

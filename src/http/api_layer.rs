@@ -19,7 +19,7 @@ use crate::{app::AppState, dispatch::Resolution, lifecycle::Stage};
 pub const REHEARSAL_HEADER: &str = "x-api-sunset-rehearsal";
 
 pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
-    let vendor_type = match prepare(&mut req, &state) {
+    let vendor_type = match prepare(&mut req, &state).await {
         Ok(vendor_type) => vendor_type,
         Err(err) if has_body(&req) => {
             // Refused before its body was read: the connection will close, and the client must
@@ -49,7 +49,7 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
 
 /// Every check before the request reaches its version. Returns the vendor media type to answer
 /// with, if the client asked for one.
-fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
+async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
     let info = context::info(req);
     if admin_route(req.uri().path()) {
         // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
@@ -90,7 +90,7 @@ fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiErr
     }
     let _ = info.tenant.set(caller.tenant.clone());
     let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
-    let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject, std::time::Instant::now());
+    let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
     if !decision.allowed {
         return Err(ApiError::new(Kind::RateLimited)
             .with_header("retry-after", decision.reset.to_string())

@@ -1,6 +1,10 @@
 //! Rate limits per tenant and token subject: a token bucket refilled at `TANDEM_RATE_LIMIT`
-//! tokens a second, holding twice that. Kept in this process (see the README for what that
-//! means with several instances).
+//! tokens a second, holding twice that.
+//!
+//! Alone, an instance keeps the bucket itself. With Redis, the bucket lives in Redis and each
+//! instance leases tokens from it in small chunks (one round trip per chunk, not per request),
+//! spending them locally; if Redis doesn't answer, the instance falls back to its own bucket
+//! rather than failing traffic.
 
 use std::{
     collections::HashMap,
@@ -8,15 +12,32 @@ use std::{
     time::{Duration, Instant},
 };
 
+use redis::{Script, aio::ConnectionManager};
+
 struct Bucket {
     tokens: f64,
     at: Instant,
+}
+
+/// Tokens leased from the shared bucket and not yet spent, with when they expire.
+struct Lease {
+    tokens: u32,
+    until: Instant,
 }
 
 pub struct RateLimiter {
     rate: f64,
     burst: f64,
     buckets: Mutex<HashMap<(String, String), Bucket>>,
+    shared: Option<Shared>,
+}
+
+struct Shared {
+    connection: ConnectionManager,
+    take: Script,
+    leases: Mutex<HashMap<(String, String), Lease>>,
+    /// After a failure, Redis is left alone until then (requests don't each wait out a timeout).
+    down_until: Mutex<Option<Instant>>,
 }
 
 /// What a request learns from the limiter.
@@ -31,14 +52,107 @@ pub struct Decision {
 
 /// Buckets are dropped once full and idle, past this many.
 const SWEEP_AT: usize = 10_000;
+/// A lease is spent within this, or given up (so idle instances don't hoard tokens).
+const LEASE_LIFE: Duration = Duration::from_millis(500);
+
+/// The shared bucket in Redis: refill, then take up to ARGV[4] tokens. Returns
+/// {taken, tokens left (floor), ms until one token}.
+const TAKE: &str = r"
+local rate, burst, now, want = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local state = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens, at = tonumber(state[1]) or burst, tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
+local taken = math.min(want, math.floor(tokens))
+tokens = tokens - taken
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+local wait = 0
+if taken == 0 then wait = math.ceil((1 - tokens) / rate * 1000) end
+return {taken, math.floor(tokens), wait}";
 
 impl RateLimiter {
-    pub fn new(per_second: u32) -> Self {
+    pub fn new(per_second: u32, redis_url: Option<&str>) -> anyhow::Result<Self> {
         let rate = f64::from(per_second.max(1));
-        Self { rate, burst: rate * 2.0, buckets: Mutex::new(HashMap::new()) }
+        let shared = match redis_url {
+            Some(url) => {
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(Duration::from_millis(200)))
+                    .set_response_timeout(Some(Duration::from_millis(200)))
+                    .set_number_of_retries(0);
+                let connection = ConnectionManager::new_lazy_with_config(redis::Client::open(url)?, config)?;
+                Some(Shared {
+                    connection,
+                    take: Script::new(TAKE),
+                    leases: Mutex::new(HashMap::new()),
+                    down_until: Mutex::new(None),
+                })
+            }
+            None => None,
+        };
+        Ok(Self { rate, burst: rate * 2.0, buckets: Mutex::new(HashMap::new()), shared })
     }
 
-    pub fn check(&self, tenant: &str, subject: &str, now: Instant) -> Decision {
+    /// A lease's size: a tenth of a second's worth, at least one.
+    fn chunk(&self) -> u32 {
+        ((self.rate / 10.0).ceil() as u32).max(1)
+    }
+
+    pub async fn check(&self, tenant: &str, subject: &str) -> Decision {
+        match &self.shared {
+            Some(shared) => match self.check_shared(shared, tenant, subject).await {
+                Some(decision) => decision,
+                None => self.check_local(tenant, subject, Instant::now()),
+            },
+            None => self.check_local(tenant, subject, Instant::now()),
+        }
+    }
+
+    /// `None` when Redis doesn't answer: the caller falls back to the local bucket.
+    async fn check_shared(&self, shared: &Shared, tenant: &str, subject: &str) -> Option<Decision> {
+        let key = (tenant.to_string(), subject.to_string());
+        let now = Instant::now();
+        {
+            let mut leases = shared.leases.lock().expect("rate limit leases");
+            if let Some(lease) = leases.get_mut(&key).filter(|l| l.tokens > 0 && l.until > now) {
+                lease.tokens -= 1;
+                return Some(self.decision(true, lease.tokens, 0));
+            }
+        }
+        if shared.down_until.lock().expect("rate limit state").is_some_and(|until| until > now) {
+            return None;
+        }
+        let redis_key = format!("tandem:rate:{tenant}:{subject}");
+        let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
+        let mut connection = shared.connection.clone();
+        let mut invocation = shared.take.key(redis_key);
+        invocation.arg(self.rate).arg(self.burst).arg(millis).arg(self.chunk());
+        let call = invocation.invoke_async::<(u32, u32, u64)>(&mut connection);
+        let answer = tokio::time::timeout(Duration::from_millis(250), call).await.ok().and_then(Result::ok);
+        let Some((taken, left, wait_ms)) = answer else {
+            *shared.down_until.lock().expect("rate limit state") = Some(now + Duration::from_secs(1));
+            return None;
+        };
+        if taken == 0 {
+            return Some(Decision {
+                allowed: false,
+                limit: self.rate as u32,
+                remaining: 0,
+                reset: wait_ms.div_ceil(1000).max(1),
+            });
+        }
+        let mut leases = shared.leases.lock().expect("rate limit leases");
+        if leases.len() > SWEEP_AT {
+            leases.retain(|_, l| l.until > now);
+        }
+        leases.insert(key, Lease { tokens: taken - 1, until: now + LEASE_LIFE });
+        Some(self.decision(true, left + taken - 1, 0))
+    }
+
+    fn decision(&self, allowed: bool, remaining: u32, reset: u64) -> Decision {
+        Decision { allowed, limit: self.rate as u32, remaining, reset }
+    }
+
+    pub fn check_local(&self, tenant: &str, subject: &str, now: Instant) -> Decision {
         let mut buckets = self.buckets.lock().expect("rate limit buckets");
         if buckets.len() > SWEEP_AT {
             let (rate, burst) = (self.rate, self.burst);
@@ -53,12 +167,7 @@ impl RateLimiter {
             bucket.tokens -= 1.0;
         }
         let missing = if allowed { self.burst - bucket.tokens } else { 1.0 - bucket.tokens };
-        Decision {
-            allowed,
-            limit: self.rate as u32,
-            remaining: bucket.tokens.floor() as u32,
-            reset: Duration::from_secs_f64(missing / self.rate).as_secs_f64().ceil() as u64,
-        }
+        self.decision(allowed, bucket.tokens.floor() as u32, (missing / self.rate).ceil() as u64)
     }
 }
 
@@ -68,14 +177,17 @@ mod tests {
 
     #[test]
     fn bursts_of_twice_the_rate_then_refills() {
-        let limiter = RateLimiter::new(5);
+        let limiter = RateLimiter::new(5, None).unwrap();
         let start = Instant::now();
-        let allowed = (0..12).filter(|_| limiter.check("t", "ada", start).allowed).count();
+        let allowed = (0..12).filter(|_| limiter.check_local("t", "ada", start).allowed).count();
         assert_eq!(allowed, 10);
-        let refused = limiter.check("t", "ada", start);
+        let refused = limiter.check_local("t", "ada", start);
         assert_eq!((refused.allowed, refused.remaining, refused.reset), (false, 0, 1));
-        assert!(limiter.check("t", "bob", start).allowed, "buckets are per subject");
-        assert!(limiter.check("u", "ada", start).allowed, "and per tenant");
-        assert!(limiter.check("t", "ada", start + Duration::from_millis(250)).allowed, "a token is back after 1/5 s");
+        assert!(limiter.check_local("t", "bob", start).allowed, "buckets are per subject");
+        assert!(limiter.check_local("u", "ada", start).allowed, "and per tenant");
+        assert!(
+            limiter.check_local("t", "ada", start + Duration::from_millis(250)).allowed,
+            "a token is back after 1/5 s"
+        );
     }
 }

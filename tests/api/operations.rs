@@ -20,7 +20,9 @@ crate::scenarios![
     a_burst_over_the_rate_limit_is_429,
     maintenance_set_on_one_instance_reaches_the_other,
     maintenance_from_the_environment,
-    the_dashboard_page_needs_nothing_from_outside,
+    the_dashboard_page_needs_nothing_from_outside;
+    with redis:
+    two_instances_share_one_rate_limit_through_redis,
 ];
 
 fn deprecated(s: &mut tandem::Settings) {
@@ -200,4 +202,27 @@ async fn the_dashboard_page_needs_nothing_from_outside(backend: Backend) {
     for remote in ["src=\"http", "href=\"http", "url(http", "localStorage", "sessionStorage"] {
         assert!(!page.text.contains(remote), "the page uses {remote}");
     }
+}
+
+async fn two_instances_share_one_rate_limit_through_redis(backend: Backend) {
+    let a = backend.spawn_with(|s| s.rate_limit = 5).await;
+    let mut settings = test_settings(&a.database_url);
+    (settings.rate_limit, settings.redis_url) = (5, backend.redis.as_deref().map(tandem::settings::DatabaseUrl::new));
+    let b = TestApp::start(settings).await;
+    // A subject of its own: Redis is shared with the other scenarios.
+    let token = tokens::signed(&tokens::claims(&format!("rate-{}", uuid::Uuid::new_v4()), &[]));
+    let started = Instant::now();
+    let mut allowed = 0;
+    for i in 0..16 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        if call(app, &token, "/api/v2/users").await == 200 {
+            allowed += 1;
+        }
+    }
+    if started.elapsed() < Duration::from_millis(400) {
+        // One bucket of 10 for both instances (a token or two may refill meanwhile).
+        assert!((10..=12).contains(&allowed), "allowed {allowed} of 16 across two instances");
+    }
+    let refused = send(b.client.get(b.url("/api/v2/users")).bearer_auth(&token)).await;
+    assert_eq!((refused.status, refused.header("ratelimit-limit")), (429, Some("5")));
 }
