@@ -4,6 +4,7 @@
 //! those trials are listed as ignored and the banner says so.
 
 pub mod app;
+pub mod browser;
 pub mod logs;
 pub mod proxy;
 pub mod raw;
@@ -38,6 +39,8 @@ pub enum Runs {
     Postgres,
     /// With Redis as the idempotency store (on PostgreSQL when it is available).
     Redis,
+    /// In a real headless Chromium (on SQLite).
+    Browser,
 }
 
 /// One named behaviour, run on each backend it applies to.
@@ -47,10 +50,10 @@ pub struct Scenario {
     pub runs: Runs,
 }
 
-/// Declares a module's scenarios: `scenarios![a, b; postgres only: c; with redis: d];`.
+/// Declares a module's scenarios: `scenarios![a, b; postgres only: c; with redis: d; in a browser: e];`.
 #[macro_export]
 macro_rules! scenarios {
-    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)?) => {
+    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)?) => {
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
             use $crate::harness::{Runs, Scenario};
             let name = |f: &str| format!("{}::{}", module_path!().trim_start_matches("api::"), f);
@@ -59,6 +62,7 @@ macro_rules! scenarios {
                 vec![$(Scenario { name: name(stringify!($name)), run: |b| Box::pin($name(b)), runs: Runs::Everywhere }),*];
             $($(all.push(Scenario { name: name(stringify!($pg)), run: |b| Box::pin($pg(b)), runs: Runs::Postgres });)*)?
             $($(all.push(Scenario { name: name(stringify!($redis)), run: |b| Box::pin($redis(b)), runs: Runs::Redis });)*)?
+            $($(all.push(Scenario { name: name(stringify!($browser)), run: |b| Box::pin($browser(b)), runs: Runs::Browser });)*)?
             all
         }
     };
@@ -203,6 +207,13 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
              {REDIS_ENV}=redis://127.0.0.1:6379"
         ),
     }
+    // CI requires the browser suite (a missing Chromium then fails, never skips).
+    let browser_required = std::env::var("TANDEM_TEST_BROWSER").is_ok_and(|v| v == "required");
+    match (browser::chromium(), browser_required) {
+        (Some(path), _) => eprintln!("Browser suite: on ({path})"),
+        (None, true) => eprintln!("Browser suite: REQUIRED but no Chromium found: its trials will fail"),
+        (None, false) => eprintln!("Browser suite: LEFT OUT (no Chromium; install Debian's chromium to run it)"),
+    }
     let sqlite = || Store::Sqlite { dirs: Arc::default() };
     let pg = || postgres.clone().map(|admin_url| Store::Postgres { admin_url, created: Arc::default() });
     let scenarios: Vec<Scenario> = groups.into_iter().flatten().collect();
@@ -215,6 +226,10 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
             }
             Runs::Postgres => {
                 trials.push(trial("postgres", scenario, pg().map(|store| Backend { store, redis: None })))
+            }
+            Runs::Browser => {
+                let available = browser::chromium().is_some() || browser_required;
+                trials.push(trial("browser", scenario, available.then(|| Backend { store: sqlite(), redis: None })));
             }
             Runs::Redis => {
                 let backend = redis.clone().map(|url| Backend { store: pg().unwrap_or_else(sqlite), redis: Some(url) });
