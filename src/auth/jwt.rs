@@ -86,7 +86,7 @@ impl Verifier {
     pub fn verify(&self, token: &str, now: i64) -> Result<Arc<Principal>, InvalidToken> {
         let leeway = LEEWAY_SECONDS as i64;
         if let Some(principal) = self.cache.get(token) {
-            if principal.expires_at + leeway >= now {
+            if principal.expires_at.saturating_add(leeway) >= now {
                 return Ok(principal);
             }
             self.cache.remove(token);

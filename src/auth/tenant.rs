@@ -20,6 +20,8 @@ pub fn is_valid(raw: &str) -> bool {
 pub fn resolve(header: Option<&str>, claim: Option<&str>) -> Result<Arc<str>, TenantError> {
     match (header, claim) {
         (Some(h), _) if !is_valid(h) => Err(TenantError::Malformed),
+        // A token's tenant must be a tenant name too (it ends up in keys and labels).
+        (_, Some(c)) if !is_valid(c) => Err(TenantError::Forbidden),
         (Some(h), Some(c)) if h != c => Err(TenantError::Forbidden),
         (Some(h), _) => Ok(Arc::from(h)),
         (None, Some(c)) => Ok(Arc::from(c)),
@@ -38,6 +40,7 @@ mod tests {
         assert_eq!(resolve(None, Some("acme")).unwrap().as_ref(), "acme");
         assert_eq!(resolve(Some("acme"), Some("acme")).unwrap().as_ref(), "acme");
         assert_eq!(resolve(Some("other"), Some("acme")), Err(TenantError::Forbidden));
+        assert_eq!(resolve(None, Some("acme:x")), Err(TenantError::Forbidden));
         for bad in ["", "Acme", "a_b", "a b", &"a".repeat(64)] {
             assert_eq!(resolve(Some(bad), None), Err(TenantError::Malformed), "{bad:?}");
         }

@@ -95,6 +95,11 @@ impl<'a> ObjectReader<'a> {
     pub fn string(&mut self, key: &str) -> Option<String> {
         match self.object.get(key) {
             None | Some(Value::Null) => None,
+            // PostgreSQL text cannot hold NUL: refuse it here, for both stores alike.
+            Some(Value::String(s)) if s.contains('\0') => {
+                self.errors.push(FieldError::body(key, Rule::NulByte));
+                None
+            }
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => {
                 self.errors.push(FieldError::body(key, Rule::ExpectedString));

@@ -123,16 +123,25 @@ pub fn parse_csv(bytes: &[u8], now: DateTime<Utc>) -> Result<ImportPlan, FileErr
 
     let mut plan = ImportPlan::default();
     let mut seen: HashMap<String, u64> = HashMap::new();
-    for record in reader.records() {
-        // Physical lines (a quoted newline counts), from the record's byte offset, which csv
-        // reports inside the previous record's line ending.
-        let line_at = |byte: u64| {
-            let mut at = (byte as usize).min(bytes.len());
-            while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
-                at += 1;
-            }
+    // Physical lines (a quoted newline counts), counted forward from the previous record, so
+    // numbering a whole file stays linear.
+    let mut counted = (0usize, 1u64);
+    let mut line_at = |byte: u64| {
+        // csv reports a record's offset inside the previous record's line ending.
+        let mut at = (byte as usize).min(bytes.len());
+        while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
+            at += 1;
+        }
+        let (from, line) = counted;
+        let line = if at >= from {
+            line + memchr::memchr_iter(b'\n', &bytes[from..at]).count() as u64
+        } else {
             line_of(bytes, at)
         };
+        counted = (at.max(from), line);
+        line
+    };
+    for record in reader.records() {
         let record =
             record.map_err(|e| FileError::Unreadable { line: e.position().map_or(0, |p| line_at(p.byte())) })?;
         let line = record.position().map_or(0, |p| line_at(p.byte()));

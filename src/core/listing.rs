@@ -68,7 +68,7 @@ impl Key {
         match (value, kind) {
             (Value::Null, _) if nullable => Some(Key::Null),
             (Value::Number(n), KeyKind::Int) => n.as_i64().map(Key::Int),
-            (Value::String(s), KeyKind::Text) => Some(Key::Text(s.clone())),
+            (Value::String(s), KeyKind::Text) if !s.contains('\0') => Some(Key::Text(s.clone())),
             (Value::String(s), KeyKind::Time) => {
                 DateTime::parse_from_rfc3339(s).ok().map(|t| Key::Time(t.with_timezone(&Utc)))
             }
@@ -198,7 +198,8 @@ pub fn decode_cursor<F: SortField>(
     if body.q != query {
         return Err(FieldError::parameter("cursor", Rule::OtherQuery));
     }
-    if body.v.len() != order.len() {
+    // The offset only labels the slice (`number`, `pageable.offset`); keep it sane.
+    if body.v.len() != order.len() || body.o > u64::from(u32::MAX) * 1000 {
         return Err(invalid());
     }
     let last = body
@@ -301,7 +302,7 @@ impl<T, F: SortField> Listing<T, F> {
         let next_cursor = match items.last() {
             Some(last) if has_next && !request.count => {
                 let keys: Vec<Key> = full_order(&request.sort).iter().map(|k| sort_key(last, k.field)).collect();
-                Some(encode_cursor(&request.query, offset + items.len() as u64, &keys))
+                Some(encode_cursor(&request.query, offset.saturating_add(items.len() as u64), &keys))
             }
             _ => None,
         };

@@ -19,6 +19,9 @@ use crate::http::{
     error::{ApiError, Kind, render::BodyStyle},
 };
 
+/// The resources a vendor media type may name.
+const RESOURCES: [&str; 3] = ["users", "customers", "imports"];
+
 /// One API version as its folder declares it.
 pub struct Version {
     pub number: u16,
@@ -128,6 +131,13 @@ impl Dispatch {
             return Ok(Resolution::PassThrough);
         }
         let vendor = sources::from_accept(req.headers(), &self.vendor);
+        if vendor.is_some_and(|v| !RESOURCES.contains(&v.resource)) {
+            return Err(ApiError::new(Kind::NotAcceptable).with_detail(format!(
+                "application/vnd.{}.<{}>.v<N>+json",
+                self.vendor,
+                RESOURCES.join("|")
+            )));
+        }
         let named = [
             (Source::Uri, from_uri.map(|(v, _)| v)),
             (Source::Header, sources::from_header(req.headers())),

@@ -28,7 +28,9 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         }
         Err(err) => return Err(err.into()),
     };
-    let key = (req.method() == poem::http::Method::POST)
+    // Only API operations take keys: they are the ones authenticated above.
+    let is_api = req.extensions().get::<crate::auth::Caller>().is_some() && !admin_route(req.uri().path());
+    let key = (is_api && req.method() == poem::http::Method::POST)
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
     let mut response = match key {
@@ -54,11 +56,13 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     if admin_route(req.uri().path()) {
         // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
         let caller = auth::authenticate(req, &state.verifier)?;
-        if !caller.is_admin() {
+        // Operators act on every tenant: a token bound to one tenant is not an operator's.
+        if !caller.is_admin() || caller.principal.tenant.is_some() {
             return Err(ApiError::new(Kind::AdminRequired));
         }
         let _ = info.tenant.set(caller.tenant.clone());
         req.extensions_mut().insert(caller);
+        body_limit::apply(req, state.settings.max_body_bytes, info.clone())?;
         return Ok(None);
     }
     let target = match state.dispatch.resolve(req, &info)? {

@@ -14,7 +14,7 @@ use super::{
     body_limit::BodyTooLarge,
     context::{CORRELATION_HEADER, RequestInfo},
     error::{
-        ApiError, classify,
+        ApiError, Kind, classify,
         render::{RenderContext, render},
     },
 };
@@ -89,11 +89,16 @@ fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, sta
 /// Renders any error as the response the client gets, in the body shape of the version that
 /// served the request, and logs the cause of a 5xx. Every error goes through here.
 pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &str) -> Response {
-    let api = match info.body_over_limit.get() {
+    let mut api = match info.body_over_limit.get() {
         // The body was cut off: whichever parser noticed, the cause is the size.
         Some(limit) => BodyTooLarge(*limit).into_api_error().with_header("connection", "close"),
         None => classify::from_poem(err),
     };
+    // Routes outside the versions (dispatch answers those): poem's 405 names no methods.
+    if api.kind == Kind::MethodNotAllowed && !api.headers.iter().any(|(name, _)| *name == "allow") {
+        let allow = public_allow(path);
+        api = api.with_header("allow", allow).with_detail(allow);
+    }
     if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
         tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed");
     }
@@ -107,6 +112,15 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
         correlation_id: &info.correlation_id,
     };
     render(&api, &ctx)
+}
+
+/// The methods of the routes outside the versions.
+fn public_allow(path: &str) -> &'static str {
+    match path {
+        "/api" => "OPTIONS",
+        "/admin/maintenance" => "GET, PUT",
+        _ => "GET",
+    }
 }
 
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its

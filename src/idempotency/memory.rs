@@ -24,19 +24,41 @@ struct Entry {
 
 #[derive(Default)]
 pub struct MemoryStore {
-    entries: Mutex<HashMap<Scope, Entry>>,
+    entries: Mutex<Entries>,
 }
 
-/// Sweep expired entries once the map grows past this.
+#[derive(Default)]
+struct Entries {
+    map: HashMap<Scope, Entry>,
+    last_sweep: Option<Instant>,
+}
+
+/// Expired entries are swept (at most once a second) once the map grows past this…
 const SWEEP_AT: usize = 10_000;
+/// …and past this many live ones, the oldest completed answers are forgotten early: the
+/// database's unique constraint still answers a late retry (a replay from the row).
+const MAX_ENTRIES: usize = 100_000;
 
 #[async_trait]
 impl IdempotencyStore for MemoryStore {
     async fn claim(&self, scope: &Scope, fingerprint: &Fingerprint, lease: Duration) -> Result<Claim, Unavailable> {
         let now = Instant::now();
-        let mut entries = self.entries.lock().expect("idempotency map");
-        if entries.len() >= SWEEP_AT {
+        let mut guard = self.entries.lock().expect("idempotency map");
+        let Entries { map: entries, last_sweep } = &mut *guard;
+        if entries.len() >= SWEEP_AT && last_sweep.is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1)) {
             entries.retain(|_, e| e.expires > now);
+            *last_sweep = Some(now);
+            if entries.len() >= MAX_ENTRIES {
+                let mut done: Vec<(Instant, Scope)> = entries
+                    .iter()
+                    .filter(|(_, e)| matches!(e.state, State::Done(_)))
+                    .map(|(k, e)| (e.expires, k.clone()))
+                    .collect();
+                done.sort_by_key(|(expires, _)| *expires);
+                for (_, key) in done.into_iter().take(entries.len() - MAX_ENTRIES / 2) {
+                    entries.remove(&key);
+                }
+            }
         }
         if let Some(entry) = entries.get(scope).filter(|e| e.expires > now) {
             return Ok(match (&entry.state, entry.fingerprint == *fingerprint) {
@@ -58,7 +80,7 @@ impl IdempotencyStore for MemoryStore {
         fingerprint: &Fingerprint,
         response: &StoredResponse,
     ) -> Result<(), Unavailable> {
-        let mut entries = self.entries.lock().expect("idempotency map");
+        let entries = &mut self.entries.lock().expect("idempotency map").map;
         if matches!(entries.get(scope), Some(Entry { state: State::InFlight { token: t }, .. }) if t == token) {
             let expires = Instant::now() + RESULT_TTL;
             let state = State::Done(response.clone());
@@ -68,7 +90,7 @@ impl IdempotencyStore for MemoryStore {
     }
 
     async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable> {
-        let mut entries = self.entries.lock().expect("idempotency map");
+        let entries = &mut self.entries.lock().expect("idempotency map").map;
         if matches!(entries.get(scope), Some(Entry { state: State::InFlight { token: t }, .. }) if t == token) {
             entries.remove(scope);
         }

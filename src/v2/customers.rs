@@ -101,6 +101,9 @@ impl CustomersApi {
         if keyword.as_ref().is_some_and(|k| k.chars().count() > KEYWORD_MAX) {
             errors.push(FieldError::parameter("keyword", Rule::TooLong { max: KEYWORD_MAX }));
         }
+        if keyword.as_ref().is_some_and(|k| k.contains('\0')) {
+            errors.push(FieldError::parameter("keyword", Rule::NulByte));
+        }
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }

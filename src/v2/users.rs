@@ -79,9 +79,17 @@ impl UsersApi {
         cursor: Query<Option<String>>,
     ) -> Result<UserPage, Fail> {
         let keyword = keyword.0.filter(|k| !k.trim().is_empty());
+        let mut errors = Vec::new();
         if keyword.as_ref().is_some_and(|k| k.chars().count() > KEYWORD_MAX) {
-            let error = FieldError::parameter("keyword", Rule::TooLong { max: KEYWORD_MAX });
-            return Err(ApiError::validation(vec![error]).into());
+            errors.push(FieldError::parameter("keyword", Rule::TooLong { max: KEYWORD_MAX }));
+        }
+        for (name, value) in [("keyword", &keyword), ("email", &email.0)] {
+            if value.as_ref().is_some_and(|v| v.contains('\0')) {
+                errors.push(FieldError::parameter(name, Rule::NulByte));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::validation(errors).into());
         }
         let filter = UserFilter { email: email.0.filter(|e| !e.is_empty()), keyword };
         let parts = filter.fingerprint_parts();

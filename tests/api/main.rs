@@ -6,6 +6,7 @@ mod customers;
 mod deprecation;
 mod dispatch;
 mod errors;
+mod hardening;
 mod harness;
 mod idempotency;
 mod lifecycle;
@@ -36,5 +37,6 @@ fn main() {
         idempotency::scenarios(),
         customers::scenarios(),
         operations::scenarios(),
+        hardening::scenarios(),
     ]);
 }

@@ -88,7 +88,10 @@ impl CustomerStore for PgStore {
             };
             let total = match (&list.counter, rows.first()) {
                 (Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
-                (Some(_), None) => known.or(self.customer_total(tenant, query, &list).await?),
+                (Some(_), None) => match known {
+                    Some(total) => Some(total),
+                    None => self.customer_total(tenant, query, &list).await?,
+                },
                 (None, _) => counted,
             };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;

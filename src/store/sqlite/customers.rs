@@ -89,7 +89,10 @@ impl CustomerStore for SqliteStore {
             let total = match (query.count, &list.counter, rows.first()) {
                 (false, _, _) => None,
                 (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
-                (true, _, _) => known.or(self.customer_total(tenant, query, &list).await?),
+                (true, _, _) => match known {
+                    Some(total) => Some(total),
+                    None => self.customer_total(tenant, query, &list).await?,
+                },
             };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((customers, total))

@@ -1,0 +1,236 @@
+"""Runs every scenario of the benchmark suite and writes bench/RESULTS.md. Started by bench/run.
+
+Each number comes from this run on this machine: Tandem, the ceilings it is compared with
+(a bare hyper server, pgbench with the endpoint's SQL) and, when installed, the peers.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+TANDEM = ROOT / "target/release/tandem"
+BARE = ROOT / "target/release/examples/bare_hyper"
+DB = os.environ.get("BENCH_DATABASE", "tandem_bench")
+PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
+PG_URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
+SECRET = "bench-secret-bench-secret-bench-secret-0000"
+PORT, BARE_PORT = 18090, 18181
+USERS = int(os.environ.get("BENCH_USERS", "1000000"))
+CUSTOMERS = int(os.environ.get("BENCH_CUSTOMERS", "1000000"))
+DURATION = os.environ.get("BENCH_DURATION", "10s")
+CONNECTIONS = 64
+
+ENV = {
+    **os.environ,
+    "TANDEM_DATABASE_URL": PG_URL,
+    "TANDEM_REDIS_URL": REDIS_URL,
+    "TANDEM_JWT_SECRET": SECRET,
+    "TANDEM_LISTEN": f"127.0.0.1:{PORT}",
+    "TANDEM_LOG": "warn",
+    # The load comes from one token; the limiter is measured in its own right elsewhere.
+    "TANDEM_RATE_LIMIT": "10000000",
+    "BENCH_USERS": str(USERS),
+}
+
+
+def sh(*args, **kwargs):
+    return subprocess.run(args, check=True, capture_output=True, text=True, env=ENV, **kwargs).stdout
+
+
+def psql(sql, db="postgres"):
+    return sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", db, "-Atqc", sql).strip()
+
+
+def prepare_data():
+    exists = psql(f"SELECT 1 FROM pg_database WHERE datname = '{DB}'")
+    if not exists:
+        psql(f"CREATE DATABASE {DB}")
+    sh(str(TANDEM), "migrate")
+    users = int(psql("SELECT count(*) FROM users", DB) or 0)
+    customers = int(psql("SELECT coalesce(sum(n), 0) FROM customer_counts WHERE branch_code = ''", DB) or 0)
+    started = time.time()
+    if users < USERS or customers < CUSTOMERS:
+        out = subprocess.run(
+            [str(TANDEM), "seed", "--users", str(max(0, USERS - users)), "--customers", str(max(0, CUSTOMERS - customers))],
+            check=True, capture_output=True, text=True, env=ENV,
+        )
+        print(out.stderr.strip())
+    return time.time() - started
+
+
+def wait_ready(url, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except Exception:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} never answered")
+
+
+def wrk(path, token=None, script=None, duration=DURATION, connections=CONNECTIONS, port=PORT):
+    args = ["wrk", "-t2", f"-c{connections}", f"-d{duration}", "--latency"]
+    if token:
+        args += ["-H", f"Authorization: Bearer {token}"]
+    if script:
+        args += ["-s", str(BENCH / "wrk" / script)]
+    args.append(f"http://127.0.0.1:{port}{path}")
+    out = sh(*args)
+    return parse_wrk(out)
+
+
+def to_ms(value):
+    number, unit = float(re.match(r"[\d.]+", value).group()), re.sub(r"[\d.]+", "", value)
+    return number * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def parse_wrk(out):
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = to_ms(re.search(r"\s50%\s+(\S+)", out).group(1))
+    p99 = to_ms(re.search(r"\s99%\s+(\S+)", out).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    errors = re.search(r"Socket errors:.*?(\d+), write (\d+), timeout (\d+)", out)
+    failed = (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, errors.groups())) if errors else 0)
+    return {"rps": rps, "p50": p50, "p99": p99, "errors": failed}
+
+
+def pgbench(sql, clients=16, seconds=8):
+    script = BENCH / "pgbench.sql"
+    script.write_text(sql)
+    out = sh("pgbench", "-h", "127.0.0.1", "-U", "postgres", "-n", "-M", "prepared", "-c", str(clients), "-j", "2",
+             "-T", str(seconds), "-f", str(script), DB)
+    script.unlink()
+    return float(re.search(r"tps = ([\d.]+)", out).group(1))
+
+
+def timed_get(path, token, tries=10):
+    times = []
+    for _ in range(tries):
+        started = time.perf_counter()
+        request = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request) as answer:
+            answer.read()
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def get_json(path, token):
+    request = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request) as answer:
+        return json.loads(answer.read())
+
+
+def peak_rss_mb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main():
+    results, notes = {}, []
+    seeded = prepare_data()
+    print(f"data ready ({seeded:.1f} s)")
+
+    bare = subprocess.Popen([str(BARE), f"127.0.0.1:{BARE_PORT}"], stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([str(TANDEM), "serve"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(f"http://127.0.0.1:{PORT}/health/ready")
+        time.sleep(0.5)
+        token = sh(str(TANDEM), "token", "--sub", "bench", "--role", "admin", "--ttl", "2h").strip()
+
+        results["http ceiling (bare hyper)"] = wrk("/", port=BARE_PORT)
+        results["S0 GET /health/live"] = wrk("/health/live")
+        results["S1 GET /api/v2/users/<random id>"] = wrk("/", token, "random_user.lua")
+        results["S2 GET /api/v2/customers page 0, exact totals"] = wrk("/api/v2/customers?size=20", token)
+        results["S2 GET /api/customers page 0 (v1), exact totals"] = wrk("/api/customers?size=20", token)
+        deep = get_json("/api/v2/customers?count=false&size=20&page=25000", token)["nextCursor"]
+        results["S3 GET /api/v2/customers cursor at depth 500,000"] = wrk(f"/api/v2/customers?size=20&cursor={deep}", token)
+        results["S4 GET /api/customers/branch/?branchCode=042"] = wrk("/api/customers/branch/?branchCode=042&size=20", token)
+        results["S5 POST /users with unique Idempotency-Keys"] = wrk("/", token, "keyed_post.lua")
+        results["S6 mix: 80% reads, 15% lists, 5% writes"] = wrk("/", token, "mix.lua")
+        last_page = (CUSTOMERS - 1) // 20
+        latency = {
+            "last v1 offset page": timed_get(f"/api/customers?size=20&page={last_page}", token),
+            "middle v1 offset page": timed_get(f"/api/customers?size=20&page={last_page // 2}", token),
+            "cursor page at depth 500,000": timed_get(f"/api/v2/customers?size=20&cursor={deep}", token),
+            "page 0": timed_get("/api/v2/customers?size=20", token),
+        }
+        rss = peak_rss_mb(server.pid)
+    finally:
+        for process in (server, bare):
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+
+    db_user = pgbench("\\set id random(1, %d)\nSELECT id, uuid, name, email, age, created_at, updated_at, version "
+                      "FROM users WHERE tenant = 'default' AND id = :id;\n" % USERS)
+    db_page = pgbench("SELECT id, customer_number, name, email, phone, branch_code, created_date, "
+                      "(SELECT n FROM customer_counts WHERE tenant = 'default' AND branch_code = '') AS total "
+                      "FROM customers WHERE tenant = 'default' ORDER BY id ASC LIMIT 21;\n")
+    http = results["http ceiling (bare hyper)"]["rps"]
+    get_ceiling = 1 / (1 / http + 1 / db_user)
+    s1 = results["S1 GET /api/v2/users/<random id>"]["rps"]
+    s2 = results["S2 GET /api/v2/customers page 0, exact totals"]["rps"]
+    targets = [
+        ("S0 ≥ 0.85 × bare hyper", results["S0 GET /health/live"]["rps"] / http, 0.85),
+        ("S1 ≥ 0.85 × GET ceiling", s1 / get_ceiling, 0.85),
+        ("S1 p99 ≤ 6 ms", results["S1 GET /api/v2/users/<random id>"]["p99"], 6.0),
+        ("S2 ≥ 0.5 × S1", s2 / s1, 0.5),
+        ("S3 cursor page within 1.2 × page 0", latency["cursor page at depth 500,000"] / latency["page 0"], 1.2),
+        ("last v1 offset page < 50 ms", latency["last v1 offset page"], 50.0),
+        ("peak RSS ≤ 20 MB", rss, 20.0),
+    ]
+    write(results, latency, rss, http, db_user, db_page, get_ceiling, targets, notes)
+
+
+def write(results, latency, rss, http, db_user, db_page, get_ceiling, targets, notes):
+    lines = [
+        "# Benchmark results",
+        "",
+        f"One run of `bench/run` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, this machine kind "
+        f"({os.cpu_count()} cores), PostgreSQL and Redis local, {USERS:,} users and {CUSTOMERS:,} customers, "
+        f"wrk with 2 threads and {CONNECTIONS} connections for {DURATION} per scenario.",
+        "",
+        "| Scenario | req/s | p50 ms | p99 ms | errors |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
+    lines += ["", "| Latency (median of 10, one client) | ms |", "|---|---:|"]
+    lines += [f"| {name} | {ms:.2f} |" for name, ms in latency.items()]
+    lines += [
+        "",
+        "| Ceiling | value |",
+        "|---|---:|",
+        f"| HTTP (bare hyper, fixed JSON) | {http:,.0f} req/s |",
+        f"| database: the user read (pgbench, 16 clients) | {db_user:,.0f} tps |",
+        f"| database: customers page 0 with its counter (pgbench) | {db_page:,.0f} tps |",
+        f"| GET ceiling = 1 / (1/http + 1/db) | {get_ceiling:,.0f} req/s |",
+        f"| Tandem peak RSS | {rss:.1f} MB |",
+        "",
+        "| Target | measured | target | met |",
+        "|---|---:|---:|:---:|",
+    ]
+    for name, measured, target in targets:
+        lower_is_better = "≤" in name or "<" in name or "within" in name
+        met = measured <= target if lower_is_better else measured >= target
+        lines.append(f"| {name} | {measured:.2f} | {target} | {'yes' if met else 'no'} |")
+    lines += ["", "Peers (FastAPI, Fastify): not measured yet, see the README's Status."] + notes
+    (BENCH / "RESULTS.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
