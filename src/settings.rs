@@ -107,9 +107,38 @@ impl Settings {
         figment = figment.merge(Toml::file(file));
         // `Env::raw` keeps every value a string, so a numeric-looking secret stays a string.
         let env = Env::prefixed("TANDEM_").ignore(&["CONFIG"]);
-        let settings: Settings = figment.merge(env).extract()?;
+        let mut settings: Settings = figment.merge(env).extract()?;
+        settings.empty_means_unset();
         settings.check()?;
         Ok(settings)
+    }
+
+    /// `TANDEM_REDIS_URL=` (empty) means unset, as operators expect, for every optional setting.
+    fn empty_means_unset(&mut self) {
+        fn text(value: &mut Option<String>) {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                *value = None;
+            }
+        }
+        for value in [
+            &mut self.jwt_issuer,
+            &mut self.jwt_audience,
+            &mut self.v1_deprecated_at,
+            &mut self.v1_sunset_at,
+            &mut self.v1_brownouts,
+            &mut self.cors_origins,
+        ] {
+            text(value);
+        }
+        if self.redis_url.as_ref().is_some_and(|u| u.expose().trim().is_empty()) {
+            self.redis_url = None;
+        }
+        if self.jwt_secret.as_ref().is_some_and(|s| s.expose_secret().is_empty()) {
+            self.jwt_secret = None;
+        }
+        if self.jwt_public_key.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+            self.jwt_public_key = None;
+        }
     }
 
     /// Refuses settings that cannot work together; called at start.

@@ -92,9 +92,10 @@ impl RateLimiter {
         Ok(Self { rate, burst: rate * 2.0, buckets: Mutex::new(HashMap::new()), shared })
     }
 
-    /// A lease's size: a tenth of a second's worth, at least one.
+    /// A lease's size: a tenth of a second's worth, at least one and at most 100, so that
+    /// many concurrent leases can't drain the shared bucket ahead of use.
     fn chunk(&self) -> u32 {
-        ((self.rate / 10.0).ceil() as u32).max(1)
+        ((self.rate / 10.0).ceil() as u32).clamp(1, 100)
     }
 
     pub async fn check(&self, tenant: &str, subject: &str) -> Decision {
@@ -132,20 +133,26 @@ impl RateLimiter {
             *shared.down_until.lock().expect("rate limit state") = Some(now + Duration::from_secs(1));
             return None;
         };
-        if taken == 0 {
-            return Some(Decision {
-                allowed: false,
-                limit: self.rate as u32,
-                remaining: 0,
-                reset: wait_ms.div_ceil(1000).max(1),
-            });
-        }
+        // Concurrent misses each lease: what they get adds up (never overwrites), and a request
+        // that got nothing may still find tokens another one just leased.
         let mut leases = shared.leases.lock().expect("rate limit leases");
         if leases.len() > SWEEP_AT {
             leases.retain(|_, l| l.until > now);
         }
-        leases.insert(key, Lease { tokens: taken - 1, until: now + LEASE_LIFE });
-        Some(self.decision(true, left + taken - 1, 0))
+        let lease = leases.entry(key).or_insert(Lease { tokens: 0, until: now });
+        if lease.until <= now {
+            lease.tokens = 0;
+        }
+        lease.tokens += taken;
+        if taken > 0 {
+            lease.until = now + LEASE_LIFE;
+        }
+        if lease.tokens == 0 {
+            let reset = wait_ms.div_ceil(1000).max(1);
+            return Some(Decision { allowed: false, limit: self.rate as u32, remaining: 0, reset });
+        }
+        lease.tokens -= 1;
+        Some(self.decision(true, left + lease.tokens, 0))
     }
 
     fn decision(&self, allowed: bool, remaining: u32, reset: u64) -> Decision {
