@@ -82,8 +82,16 @@ fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, sta
     let deprecated = state.lifecycle(version).is_some_and(|l| l.stage((state.clock)()) != Stage::Current);
     if let (true, Some(tenant), Some(subject)) = (deprecated, info.tenant.get(), info.subject.get()) {
         state.usage.record(version, tenant, subject, route, (state.clock)());
-        state.metrics.deprecated(version, &format!("{tenant}/{subject}"));
+        state.metrics.deprecated(version, &metric_client(tenant, subject));
     }
+}
+
+/// The `client` label: the tenant and a short hash of the subject. `/metrics` is public and
+/// subjects are often e-mail addresses; `/admin/usage` (admin only) names them in the clear.
+fn metric_client(tenant: &str, subject: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(subject.as_bytes());
+    format!("{tenant}/{}", digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>())
 }
 
 /// Renders any error as the response the client gets, in the body shape of the version that
