@@ -15,7 +15,6 @@ use crate::{
     app::AppState,
     core::fields::{FieldError, Rule},
     http::error::ApiError,
-    lifecycle::Stage,
     ops::maintenance::POLL,
 };
 
@@ -203,9 +202,4 @@ pub async fn background(state: Arc<AppState>) {
             }
         }
     }
-}
-
-/// Whether `version` is past its deprecation now (for the dashboard's summary).
-pub fn is_deprecated(state: &AppState, version: u16) -> bool {
-    state.lifecycle(version).is_some_and(|l| l.stage((state.clock)()) != Stage::Current)
 }

@@ -1,6 +1,7 @@
 //! The shared core: domain rules and services. It never knows which API version called it;
 //! version differences reach it only as explicit policies (see [`users::BodyPolicy`]).
 
+pub mod cursor;
 pub mod customer;
 pub mod customers;
 pub mod error;

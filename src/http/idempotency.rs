@@ -15,7 +15,7 @@ use super::{
 use crate::{
     app::AppState,
     auth::Caller,
-    core::idempotency::IdempotencyRecord,
+    core::idempotency::{Created, IdempotencyRecord},
     encoding::base64url,
     idempotency::{Claim, Fingerprint, IdempotencyStore, Scope, StoredResponse},
 };
@@ -170,7 +170,11 @@ impl<'a> FromRequest<'a> for Keyed {
     }
 }
 
-/// Handlers call this when the core found an earlier try's record instead of creating one.
-pub fn mark_replayed(info: &RequestInfo) {
-    let _ = info.replayed.set(true);
+/// What a keyed creation made, noting for the layer above when it was an earlier try's record
+/// (so the response says `Idempotent-Replayed`).
+pub fn created<T>(created: Created<T>, info: &RequestInfo) -> T {
+    if created.replayed {
+        let _ = info.replayed.set(true);
+    }
+    created.record
 }

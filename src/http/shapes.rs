@@ -3,6 +3,7 @@
 
 use chrono::SecondsFormat;
 use poem_openapi::Object;
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::error::i18n::{Lang, rule_code, rule_message};
@@ -88,4 +89,15 @@ impl ImportReportBody {
             errors,
         }
     }
+}
+
+/// One JSON Patch (RFC 6902) operation on `/name`, `/email` or `/age`.
+#[derive(Object)]
+#[oai(rename = "JsonPatchOperation")]
+pub struct JsonPatchOperation {
+    /// add, remove, replace, move, copy or test.
+    pub op: String,
+    pub path: String,
+    pub value: Option<Value>,
+    pub from: Option<String>,
 }

@@ -15,7 +15,7 @@ use crate::{
         context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
-        idempotency::{Keyed, mark_replayed},
+        idempotency::{Keyed, created},
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
         upload::CsvUpload,
@@ -135,11 +135,8 @@ impl CustomersApi {
         keyed: Keyed,
         upload: CsvUpload,
     ) -> Result<ImportCreated, Fail> {
-        let created = state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?;
-        if created.replayed {
-            mark_replayed(&info);
-        }
-        let report = created.record;
+        let report =
+            created(state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
         let _ = info.resource.set(report.id);
         let location = format!("{}/imports/{}", info.base_path(), report.id);
         Ok(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location))

@@ -10,9 +10,7 @@ use poem_openapi::{
 };
 use serde_json::Value;
 
-use super::wire::{
-    ChangedUser, CreatedUser, DeletedUser, JsonPatchOperation, OneUser, UserInputV1, UserList, UserMergePatchV1, UserV1,
-};
+use super::wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV1, UserList, UserMergePatchV1, UserV1};
 use crate::{
     app::AppState,
     core::{
@@ -24,9 +22,10 @@ use crate::{
     http::{
         context::RequestInfo,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
-        idempotency::{Keyed, mark_replayed},
+        idempotency::{Keyed, created},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
+        shapes::JsonPatchOperation,
         wire::{page_links, wants_minimal},
     },
 };
@@ -96,11 +95,7 @@ impl UsersApi {
         body: JsonBody<UserInputV1>,
     ) -> Result<CreatedUser, Fail> {
         let fields = read_user(&body.value)?;
-        let created = state.users.create(&auth.0.tenant, fields, keyed.0).await?;
-        if created.replayed {
-            mark_replayed(&info);
-        }
-        let user = created.record;
+        let user = created(state.users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
         let _ = info.resource.set(user.uuid);
         let location = format!("{}/users/{}", info.base_path(), user.id);
         Ok(CreatedUser::Created(Json(user.into()), location))

@@ -1,7 +1,6 @@
 //! v1's wire shapes.
 
 use poem_openapi::{ApiResponse, Object, payload::Json};
-use serde_json::Value;
 
 use crate::core::user::User;
 
@@ -41,17 +40,6 @@ pub struct UserMergePatchV1 {
     pub name: Option<String>,
     pub email: Option<String>,
     pub age: Option<i32>,
-}
-
-/// One JSON Patch (RFC 6902) operation on `/name`, `/email` or `/age`.
-#[derive(Object)]
-#[oai(rename = "JsonPatchOperation")]
-pub struct JsonPatchOperation {
-    /// add, remove, replace, move, copy or test.
-    pub op: String,
-    pub path: String,
-    pub value: Option<Value>,
-    pub from: Option<String>,
 }
 
 #[derive(ApiResponse)]

@@ -22,7 +22,7 @@ use crate::{
         context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
-        idempotency::{Keyed, mark_replayed},
+        idempotency::{Keyed, created},
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
         upload::CsvUpload,
@@ -136,11 +136,8 @@ impl CustomersApi {
         keyed: Keyed,
         upload: CsvUpload,
     ) -> Result<ImportCreated, Fail> {
-        let created = state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?;
-        if created.replayed {
-            mark_replayed(&info);
-        }
-        let report = created.record;
+        let report =
+            created(state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
         let location = format!("/api/v2/customers/imports/{}", report.id);
         Ok(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location))
     }

@@ -10,9 +10,7 @@ use poem_openapi::{
 };
 use serde_json::Value;
 
-use super::wire::{
-    ChangedUser, CreatedUser, DeletedUser, JsonPatchOperation, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2,
-};
+use super::wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2};
 use crate::{
     app::AppState,
     core::{
@@ -26,9 +24,10 @@ use crate::{
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         etag::{etag, if_match, none_match_hits},
-        idempotency::{Keyed, mark_replayed},
+        idempotency::{Keyed, created},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
+        shapes::JsonPatchOperation,
         wire::wants_minimal,
     },
 };
@@ -133,11 +132,7 @@ impl UsersApi {
         body: JsonBody<UserInputV2>,
     ) -> Result<CreatedUser, Fail> {
         let fields = read_user(&body.value)?;
-        let created = state.users.create(&auth.0.tenant, fields, keyed.0).await?;
-        if created.replayed {
-            mark_replayed(&info);
-        }
-        let user = created.record;
+        let user = created(state.users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
         let location = format!("/api/v2/users/{}", user.uuid);
         let tag = etag(user.version);
         Ok(CreatedUser::Created(Json(user.into()), location, tag))

@@ -2,7 +2,6 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use poem_openapi::{ApiResponse, Object, payload::Json};
-use serde_json::Value;
 use uuid::Uuid;
 
 use crate::{core::user::User, http::envelope::Page};
@@ -63,17 +62,6 @@ pub struct UserMergePatchV2 {
     pub name: Option<String>,
     pub email: Option<String>,
     pub age: Option<i32>,
-}
-
-/// One JSON Patch (RFC 6902) operation on `/name`, `/email` or `/age`.
-#[derive(Object)]
-#[oai(rename = "JsonPatchOperation")]
-pub struct JsonPatchOperation {
-    /// add, remove, replace, move, copy or test.
-    pub op: String,
-    pub path: String,
-    pub value: Option<Value>,
-    pub from: Option<String>,
 }
 
 #[derive(ApiResponse)]

@@ -9,6 +9,7 @@ mod errors;
 mod hardening;
 mod harness;
 mod idempotency;
+mod imports;
 mod lifecycle;
 mod listing;
 mod logs;
@@ -36,6 +37,7 @@ fn main() {
         deprecation::scenarios(),
         idempotency::scenarios(),
         customers::scenarios(),
+        imports::scenarios(),
         operations::scenarios(),
         hardening::scenarios(),
     ]);

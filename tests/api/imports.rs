@@ -1,0 +1,241 @@
+//! Bulk import: both modes, every way a file can be wrong, limits, roles and retries.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::{
+    customers::{HEADER, rows, total},
+    harness::{Backend, app::multipart, send},
+};
+
+crate::scenarios![
+    an_import_creates_customers_and_a_report,
+    reject_writes_nothing_when_a_late_row_is_bad,
+    skip_writes_the_valid_rows_and_reports_the_rest,
+    duplicates_in_the_file_and_in_the_store_are_row_errors,
+    files_that_cannot_be_read_are_400_with_the_line,
+    bom_crlf_quotes_formulas_and_foreign_columns,
+    an_upload_over_the_limit_is_413_and_writes_nothing,
+    only_admins_import_and_read_reports,
+    a_retried_upload_with_a_new_boundary_replays,
+];
+
+async fn an_import_creates_customers_and_a_report(backend: Backend) {
+    let app = backend.spawn().await;
+    let reply = app.upload("/upload", &rows(1, 3), None).await;
+    reply.assert_status(201);
+    let report = reply.json();
+    let id = report["id"].as_str().unwrap();
+    assert_eq!(
+        report,
+        json!({"id": id, "status": "completed", "received": 3, "created": 3, "skipped": 0, "errors": []})
+    );
+    assert_eq!(reply.header("location"), Some(format!("/imports/{id}").as_str()));
+    assert_eq!(app.get(&format!("/imports/{id}")).await.json(), report);
+    assert_eq!(app.get(&format!("/api/v1/imports/{id}")).await.json(), report);
+    assert_eq!(app.get(&format!("/api/v2/customers/imports/{id}")).await.json(), report);
+
+    let v2 = app.upload("/api/v2/customers/imports", &rows(10, 2), None).await;
+    v2.assert_status(201);
+    let v2_id = v2.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(v2.header("location"), Some(format!("/api/v2/customers/imports/{v2_id}").as_str()));
+
+    let one = app.get("/api/v2/customers/1").await;
+    one.assert_status(200);
+    let created = one.json()["createdDate"].as_str().unwrap().to_string();
+    assert_eq!(
+        one.json(),
+        json!({"id": 1, "customerNumber": "0000001", "name": "Customer 1", "email": "c1@example.com",
+               "phone": "555-0001", "branchCode": "2", "createdDate": created})
+    );
+    assert!(created.ends_with('Z'));
+    app.get("/api/v2/customers/999").await.assert_status(404);
+    assert_eq!(app.get("/api/v2/customers/abc").await.error_codes(), vec![("id".into(), "type".into())]);
+    assert_eq!(app.get("/imports/not-a-uuid").await.error_codes(), vec![("id".into(), "type".into())]);
+    app.get(&format!("/imports/{}", uuid::Uuid::now_v7())).await.assert_status(404);
+}
+
+async fn reject_writes_nothing_when_a_late_row_is_bad(backend: Backend) {
+    let app = backend.spawn().await;
+    let mut csv = rows(1, 3000);
+    csv.push_str("0009999,Late,late@example.com,555-9999,abc\n");
+    csv.push_str("0010000,Fine,fine@example.com,555-1000,1\n");
+    let reply = app.upload("/upload", &csv, None).await;
+    reply.assert_status(422);
+    assert_eq!(reply.json()["message"], "1 row(s) are invalid; nothing was written");
+    assert_eq!(
+        reply.json()["errors"],
+        json!([{"line": 3002, "column": "branchCode", "code": "digits", "message": "must contain only digits"}])
+    );
+    assert_eq!(total(&app, "").await, 0);
+    assert_eq!(app.get("/api/customers").await.json()["totalElements"], 0);
+}
+
+async fn skip_writes_the_valid_rows_and_reports_the_rest(backend: Backend) {
+    let app = backend.spawn().await;
+    let mut csv = rows(1, 150);
+    for i in 0..120 {
+        csv.push_str(&format!("9{i:06},Bad {i},not-an-email,555-0000,1\n"));
+    }
+    let reply = app.upload("/api/v2/customers/imports", &csv, Some(r#"{"onError":"skip"}"#)).await;
+    reply.assert_status(201);
+    let report = reply.json();
+    assert_eq!(
+        (&report["status"], &report["received"], &report["created"], &report["skipped"]),
+        (&json!("completed_with_skips"), &json!(270), &json!(150), &json!(120))
+    );
+    assert_eq!(report["errors"].as_array().unwrap().len(), 100, "at most 100 listed");
+    assert_eq!(
+        report["errors"][0],
+        json!({"line": 152, "column": "email", "code": "email", "message": "must be a valid e-mail address"})
+    );
+    assert_eq!(total(&app, "").await, 150);
+    let bad_options = app.upload("/upload", &rows(500, 1), Some(r#"{"onError":"maybe"}"#)).await;
+    bad_options.assert_status(400);
+    assert_eq!(bad_options.error_codes(), vec![("/options".into(), "invalid".into())]);
+}
+
+async fn duplicates_in_the_file_and_in_the_store_are_row_errors(backend: Backend) {
+    let app = backend.spawn().await;
+    app.upload("/upload", &rows(1, 2), None).await.assert_status(201);
+    let csv = format!(
+        "{HEADER}\n0000001,Again,a@example.com,555-0001,1\n0000050,New,n@example.com,555-0050,1\n0000050,Twin,t@example.com,555-0051,1\n"
+    );
+    let reply = app.upload("/upload", &csv, None).await;
+    reply.assert_status(422);
+    assert_eq!(
+        reply.json()["errors"],
+        json!([
+            {"line": 2, "column": "customerNumber", "code": "exists", "message": "already exists"},
+            {"line": 4, "column": "customerNumber", "code": "duplicate", "message": "repeats the value of line 3"},
+        ])
+    );
+    assert_eq!(total(&app, "").await, 2);
+}
+
+async fn files_that_cannot_be_read_are_400_with_the_line(backend: Backend) {
+    let app = backend.spawn().await;
+    let mut latin1 = format!("{HEADER}\n1,A,a@example.com,555-0100,1\n").into_bytes();
+    latin1.extend_from_slice(b"2,Ren\xe9,r@example.com,555-0100,1\n");
+    let (content_type, body) = multipart(&latin1, None, "b1");
+    let reply = send(app.request(Method::POST, "/upload").header("content-type", content_type).body(body)).await;
+    reply.assert_status(400);
+    assert_eq!(
+        reply.json()["errors"],
+        json!([{"line": 3, "column": "", "code": "not_utf8", "message": "is not UTF-8 text"}])
+    );
+
+    let nul = format!("{HEADER}\n1,A\0,a@example.com,555-0100,1\n");
+    let reply = app.upload("/upload", &nul, None).await;
+    assert_eq!(reply.error_codes(), vec![("".into(), "nul_byte".into())]);
+    assert_eq!(reply.json()["errors"][0]["line"], 2);
+
+    let empty = app.upload("/upload", "", None).await;
+    empty.assert_status(400);
+    assert_eq!(empty.error_codes(), vec![("/file".into(), "no_header".into())]);
+    let missing = app.upload("/upload", "customerNumber,name\n1,A\n", None).await;
+    assert_eq!(missing.json()["errors"].as_array().unwrap().len(), 3);
+    assert_eq!(missing.json()["errors"][0]["column"], "email");
+
+    let no_file = send(
+        app.request(Method::POST, "/upload")
+            .header("content-type", "multipart/form-data; boundary=x")
+            .body("--x--\r\n"),
+    )
+    .await;
+    assert_eq!(no_file.error_codes(), vec![("/file".into(), "required".into())]);
+    let not_multipart =
+        send(app.request(Method::POST, "/upload").header("content-type", "text/csv").body(rows(1, 1))).await;
+    not_multipart.assert_status(415);
+    assert_eq!(total(&app, "").await, 0);
+}
+
+async fn bom_crlf_quotes_formulas_and_foreign_columns(backend: Backend) {
+    let app = backend.spawn().await;
+    let csv = format!(
+        "\u{FEFF}id,{HEADER},tenant_id,role\r\n999,1,\"Ada\r\nLovelace\",ada@example.com,555-0100,1,other,admin\r\n\
+         998,2,=HYPERLINK(\"x\"),b@example.com,+41 44 000 00 00,1,other,admin\r\n\
+         997,3,@SUM(A1),c@example.com,-555-0100,1,other,admin\r\n"
+    );
+    let reply = app.upload("/upload", &csv, None).await;
+    reply.assert_status(201);
+    assert_eq!(reply.json()["created"], 3);
+    let page = app.get("/api/customers?sortBy=customerNumber").await.json();
+    assert_eq!(page["content"][0]["name"], "Ada\r\nLovelace");
+    assert_eq!(page["content"][0]["id"], 1, "the file's id column is ignored");
+    assert_eq!(page["content"][1]["name"], "=HYPERLINK(\"x\")");
+    assert_eq!((&page["content"][2]["name"], &page["content"][2]["phone"]), (&json!("@SUM(A1)"), &json!("-555-0100")));
+    assert_eq!(total(&app, "").await, 3);
+    let other = send(app.request(Method::GET, "/api/v2/customers").header("x-tenant-id", "other")).await;
+    assert_eq!(other.json()["totalElements"], 0, "the file's tenant column is ignored");
+}
+
+async fn an_upload_over_the_limit_is_413_and_writes_nothing(backend: Backend) {
+    let app = backend.spawn_with(|s| s.max_upload_bytes = 64 * 1024).await;
+    let big = rows(1, 4000);
+    assert!(big.len() > 64 * 1024);
+    let reply = app.upload("/upload", &big, None).await;
+    reply.assert_status(413);
+    assert_eq!(reply.json()["message"], "The body exceeds 65536 bytes");
+    let (status, _) = crate::harness::raw::post_chunked_as(
+        app.addr,
+        "/upload",
+        &app.admin,
+        "multipart/form-data; boundary=tandem-test-boundary",
+        &multipart(big.as_bytes(), None, "tandem-test-boundary").1,
+    )
+    .await;
+    assert_eq!(status, 413);
+    assert_eq!(total(&app, "").await, 0);
+    app.upload("/upload", &rows(1, 100), None).await.assert_status(201);
+}
+
+async fn only_admins_import_and_read_reports(backend: Backend) {
+    let app = backend.spawn().await;
+    let id = app.upload("/upload", &rows(1, 1), None).await.json()["id"].as_str().unwrap().to_string();
+    let (content_type, body) = multipart(rows(5, 1).as_bytes(), None, "b");
+    for path in ["/upload", "/api/v2/customers/imports"] {
+        let reply = send(
+            app.client
+                .post(app.url(path))
+                .bearer_auth(&app.user)
+                .header("content-type", &content_type)
+                .body(body.clone()),
+        )
+        .await;
+        reply.assert_status(403);
+    }
+    for path in [format!("/imports/{id}"), format!("/api/v2/customers/imports/{id}")] {
+        send(app.client.get(app.url(&path)).bearer_auth(&app.user)).await.assert_status(403);
+    }
+    // Reading customers needs only a token.
+    send(app.client.get(app.url("/api/v2/customers")).bearer_auth(&app.user)).await.assert_status(200);
+    assert_eq!(total(&app, "").await, 1);
+}
+
+async fn a_retried_upload_with_a_new_boundary_replays(backend: Backend) {
+    let app = backend.spawn().await;
+    let key = format!("upload-{}", uuid::Uuid::new_v4());
+    let csv = rows(1, 5);
+    let post = |boundary: &str| {
+        let (content_type, body) = multipart(csv.as_bytes(), None, boundary);
+        app.request(Method::POST, "/upload")
+            .header("idempotency-key", &key)
+            .header("content-type", content_type)
+            .body(body)
+    };
+    let first = send(post("browser-boundary-1")).await;
+    first.assert_status(201);
+    let again = send(post("browser-boundary-2")).await;
+    assert_eq!((again.status, again.header("idempotent-replayed"), &again.text), (201, Some("true"), &first.text));
+    assert_eq!(total(&app, "").await, 5);
+    let (content_type, body) = multipart(rows(1, 6).as_bytes(), None, "b3");
+    let other = send(
+        app.request(Method::POST, "/upload")
+            .header("idempotency-key", &key)
+            .header("content-type", content_type)
+            .body(body),
+    )
+    .await;
+    other.assert_status(422);
+}
