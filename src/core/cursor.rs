@@ -112,30 +112,7 @@ pub fn decode_cursor<F: SortField>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::listing::{Direction, full_order};
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    enum F {
-        Id,
-        Name,
-    }
-
-    impl SortField for F {
-        const ALL: &'static [F] = &[F::Id, F::Name];
-        const ID: F = F::Id;
-        fn name(self) -> &'static str {
-            match self {
-                F::Id => "id",
-                F::Name => "name",
-            }
-        }
-        fn kind(self) -> KeyKind {
-            match self {
-                F::Id => KeyKind::Int,
-                F::Name => KeyKind::Text,
-            }
-        }
-    }
+    use crate::core::listing::{Direction, full_order, test_field::F};
 
     #[test]
     fn cursors_round_trip_and_stay_bound_to_their_query() {

@@ -233,12 +233,13 @@ impl<T, F> Listing<T, F> {
     }
 }
 
+/// A two-field resource for the listing and cursor tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_field {
+    use super::{KeyKind, SortField};
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    enum F {
+    pub enum F {
         Id,
         Name,
     }
@@ -259,6 +260,11 @@ mod tests {
             }
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{test_field::F, *};
 
     #[test]
     fn sort_keys_parse_in_order_and_end_with_id() {

@@ -3,6 +3,7 @@
 
 use std::{panic::AssertUnwindSafe, sync::Arc};
 
+use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
 use poem::{
     Endpoint, IntoResponse, Request, Response,
@@ -56,9 +57,11 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     if info.legacy.get() == Some(&true) {
         headers.insert(header::VARY, HeaderValue::from_static("Accept, X-API-VERSION"));
     }
-    lifecycle_headers(&mut response, &state, &info);
+    // One clock reading per request, for the lifecycle headers and for usage.
+    let now = (state.clock)();
+    lifecycle_headers(&mut response, &state, &info, now);
 
-    record(&state, &info, &method, response.status().as_u16());
+    record(&state, &info, &method, response.status().as_u16(), now);
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
@@ -75,13 +78,13 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
 }
 
 /// Metrics for every request; usage for those a deprecated version served.
-fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, status: u16) {
+fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, status: u16, now: DateTime<Utc>) {
     let version = info.version.get().copied().unwrap_or(0);
     let route = info.route.get().unwrap_or(&state.unmatched_route);
     state.metrics.observe(version, route, method_label(method), status, info.started.elapsed());
-    let deprecated = state.lifecycle(version).is_some_and(|l| l.stage((state.clock)()) != Stage::Current);
+    let deprecated = state.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     if let (true, Some(tenant), Some(subject)) = (deprecated, info.tenant.get(), info.subject.get()) {
-        state.usage.record(version, tenant, subject, route, (state.clock)());
+        state.usage.record(version, tenant, subject, route, now);
         state.metrics.deprecated(version, &metric_client(tenant, subject));
     }
 }
@@ -133,8 +136,7 @@ fn public_allow(path: &str) -> &'static str {
 
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its
 /// 410s), `Deprecation`, `Sunset` and the `deprecation` and `successor-version` links.
-fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestInfo) {
-    let now = (state.clock)();
+fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestInfo, now: DateTime<Utc>) {
     let headers = response.headers_mut();
     if let Some(value) = state.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.insert("api-deprecated-versions", value);
