@@ -4,11 +4,12 @@ use poem_openapi::{
     Object,
     types::{MaybeUndefined, ParseFromJSON, ToJSON, Type},
 };
+use serde::Serialize;
 
 use crate::core::listing::{Listing, SortField};
 
 /// One sort key as the envelope shows it.
-#[derive(Object, Clone)]
+#[derive(Object, Serialize, Clone)]
 #[oai(rename = "SortOrder")]
 pub struct SortOrder {
     pub property: String,
@@ -17,8 +18,9 @@ pub struct SortOrder {
 }
 
 /// Paging details of the request.
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "Pageable", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct Pageable {
     /// Zero-based page index (for a slice: offset / size).
     pub page_number: u64,
@@ -32,14 +34,17 @@ pub struct Pageable {
 
 /// A page of records. With `count=false` or a `cursor`, a slice: no `totalElements` or
 /// `totalPages`, and `nextCursor` (null on the last slice).
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "Page", rename_all = "camelCase")]
-pub struct Page<T: Type + ParseFromJSON + ToJSON> {
+#[serde(rename_all = "camelCase")]
+pub struct Page<T: Type + ParseFromJSON + ToJSON + Serialize> {
     pub content: Vec<T>,
     pub pageable: Pageable,
     #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub total_elements: Option<u64>,
     #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub total_pages: Option<u64>,
     pub size: u32,
     pub number: u64,
@@ -50,6 +55,7 @@ pub struct Page<T: Type + ParseFromJSON + ToJSON> {
     pub empty: bool,
     /// Slices only: the cursor of the next slice, or null on the last one.
     #[oai(skip_serializing_if = "is_undefined")]
+    #[serde(skip_serializing_if = "is_undefined")]
     pub next_cursor: MaybeUndefined<String>,
 }
 
@@ -58,7 +64,7 @@ fn is_undefined(value: &MaybeUndefined<String>) -> bool {
     value.is_undefined()
 }
 
-impl<T: Type + ParseFromJSON + ToJSON> Page<T> {
+impl<T: Type + ParseFromJSON + ToJSON + Serialize> Page<T> {
     pub fn from_listing<R, F: SortField>(listing: Listing<R, F>, wire: impl FnMut(R) -> T) -> Self {
         let sort: Vec<SortOrder> = listing
             .sort

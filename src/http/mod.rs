@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod error;
 pub mod etag;
 pub mod idempotency;
+pub mod json;
 pub mod linger;
 pub mod payload;
 pub mod security;

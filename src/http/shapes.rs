@@ -3,6 +3,7 @@
 
 use chrono::SecondsFormat;
 use poem_openapi::Object;
+use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -10,8 +11,9 @@ use super::error::i18n::{Lang, rule_code, rule_message};
 use crate::core::{customer::Customer, import::ImportReport};
 
 /// A customer.
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "Customer", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct CustomerBody {
     pub id: i64,
     /// 1 to 20 digits, unique per tenant.
@@ -40,7 +42,7 @@ impl From<Customer> for CustomerBody {
 }
 
 /// One bad cell of an imported file.
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "ImportError")]
 pub struct ImportErrorBody {
     /// The line of the file where the record starts (the header is line 1).
@@ -52,7 +54,7 @@ pub struct ImportErrorBody {
 }
 
 /// The report of one import.
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "ImportReport")]
 pub struct ImportReportBody {
     pub id: Uuid,

@@ -16,6 +16,7 @@ use crate::{
         envelope::Page,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
         idempotency::{Keyed, created},
+        json::Json,
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
         upload::CsvUpload,
@@ -25,7 +26,6 @@ use poem::web::Data;
 use poem_openapi::{
     ApiResponse, OpenApi,
     param::{Header, Path, Query},
-    payload::Json,
 };
 
 type Fail = Failure<LegacyErrorDoc>;

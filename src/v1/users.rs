@@ -6,7 +6,6 @@ use poem::web::Data;
 use poem_openapi::{
     OpenApi,
     param::{Header, Path, Query},
-    payload::Json,
 };
 use serde_json::Value;
 
@@ -23,6 +22,7 @@ use crate::{
         context::RequestInfo,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
         idempotency::{Keyed, created},
+        json::Json,
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         shapes::JsonPatchOperation,

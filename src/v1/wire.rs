@@ -1,11 +1,12 @@
 //! v1's wire shapes.
 
-use poem_openapi::{ApiResponse, Object, payload::Json};
+use poem_openapi::{ApiResponse, Object};
+use serde::Serialize;
 
-use crate::core::user::User;
+use crate::{core::user::User, http::json::Json};
 
 /// A user as v1 shows it: the integer id and the name, nothing else.
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "User")]
 pub struct UserV1 {
     pub id: i64,

@@ -7,7 +7,6 @@ use poem::web::Data;
 use poem_openapi::{
     ApiResponse, OpenApi,
     param::{Header, Path, Query},
-    payload::Json,
 };
 
 use crate::{
@@ -23,6 +22,7 @@ use crate::{
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         idempotency::{Keyed, created},
+        json::Json,
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
         upload::CsvUpload,

@@ -6,7 +6,6 @@ use poem::web::Data;
 use poem_openapi::{
     OpenApi,
     param::{Header, Path, Query},
-    payload::Json,
 };
 use serde_json::Value;
 
@@ -25,6 +24,7 @@ use crate::{
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         etag::{etag, if_match, none_match_hits},
         idempotency::{Keyed, created},
+        json::Json,
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         shapes::JsonPatchOperation,

@@ -1,14 +1,19 @@
 //! v2's wire shapes.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use poem_openapi::{ApiResponse, Object, payload::Json};
+use poem_openapi::{ApiResponse, Object};
+use serde::Serialize;
 use uuid::Uuid;
 
-use crate::{core::user::User, http::envelope::Page};
+use crate::{
+    core::user::User,
+    http::{envelope::Page, json::Json},
+};
 
 /// A user as v2 shows it.
-#[derive(Object)]
+#[derive(Object, Serialize)]
 #[oai(rename = "User", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct UserV2 {
     pub id: Uuid,
     pub name: String,
