@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{Row, postgres::PgRow};
+use sqlx::{Connection, Row, postgres::PgRow};
 use uuid::Uuid;
 
 use super::{PgStore, bind_all, classify};
@@ -23,15 +23,17 @@ use crate::{
 
 const BATCH: usize = 5000;
 
+/// Decodes by position (a name lookup per cell showed in the list's profile): every query
+/// that uses this selects `CustomerList::COLUMNS` first, in that order.
 fn customer_from(row: PgRow) -> Result<Customer, sqlx::Error> {
     Ok(Customer {
-        id: row.try_get("id")?,
-        customer_number: row.try_get("customer_number")?,
-        name: row.try_get("name")?,
-        email: row.try_get("email")?,
-        phone: row.try_get("phone")?,
-        branch_code: row.try_get("branch_code")?,
-        created_date: row.try_get::<DateTime<Utc>, _>("created_date")?,
+        id: row.try_get(0)?,
+        customer_number: row.try_get(1)?,
+        name: row.try_get(2)?,
+        email: row.try_get(3)?,
+        phone: row.try_get(4)?,
+        branch_code: row.try_get(5)?,
+        created_date: row.try_get::<DateTime<Utc>, _>(6)?,
     })
 }
 
@@ -55,14 +57,13 @@ impl PgStore {
         let row = match query.counter() {
             Some(branch) => {
                 let sql = "SELECT n FROM customer_counts WHERE tenant = $1 AND branch_code = $2";
-                sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await
+                self.with_conn(async |c| sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(c).await).await?
             }
             None => {
                 let (sql, params) = list.count(Dialect::Postgres);
-                bind_all(sqlx::query(&sql), &params).fetch_optional(&self.pool).await
+                self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_optional(c).await).await?
             }
-        }
-        .map_err(classify)?;
+        };
         Ok(Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64))
     }
 }
@@ -80,7 +81,7 @@ impl CustomerStore for PgStore {
                 false => None,
             };
             let (sql, params) = list.page_knowing(Dialect::Postgres, known);
-            let fetch = async { bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify) };
+            let fetch = self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_all(c).await);
             // A counter comes with the rows; a keyword's matches are counted beside them.
             let (rows, counted) = match query.count && list.counter.is_none() {
                 true => tokio::try_join!(fetch, self.customer_total(tenant, query, &list))?,
@@ -103,7 +104,7 @@ impl CustomerStore for PgStore {
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
         let sql = format!("SELECT {} FROM customers WHERE tenant = $1 AND id = $2", CustomerList::COLUMNS);
         timed(self.timeout, async {
-            let row = sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row = self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(c).await).await?;
             row.map(customer_from).transpose().map_err(classify)
         })
         .await
@@ -114,7 +115,8 @@ impl CustomerStore for PgStore {
         timed(with_import_budget(self.timeout), async {
             let mut existing = Vec::new();
             for chunk in numbers.chunks(BATCH) {
-                let rows = sqlx::query(sql).bind(tenant).bind(chunk).fetch_all(&self.pool).await.map_err(classify)?;
+                let rows =
+                    self.with_conn(async |c| sqlx::query(sql).bind(tenant).bind(chunk).fetch_all(c).await).await?;
                 for row in rows {
                     existing.push(row.try_get::<String, _>(0).map_err(classify)?);
                 }
@@ -133,55 +135,58 @@ impl CustomerStore for PgStore {
     ) -> StoreResult<()> {
         let errors = serde_json::to_string(&report.errors).map_err(|e| crate::store::StoreError::Other(e.into()))?;
         timed(with_import_budget(self.timeout), async {
-            let mut tx = self.pool.begin().await.map_err(classify)?;
-            sqlx::query(
-                "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
-                 idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            )
-            .bind(report.id)
-            .bind(tenant)
-            .bind(report.status.as_str())
-            .bind(report.received as i64)
-            .bind(report.created as i64)
-            .bind(report.skipped as i64)
-            .bind(&errors)
-            .bind(report.created_at)
-            .bind(idempotency.map(|i| i.scope.as_str()))
-            .bind(idempotency.map(|i| i.fingerprint.as_str()))
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-            for chunk in rows.chunks(BATCH) {
-                let column = |f: fn(&NewCustomer) -> &str| chunk.iter().map(|c| f(c).to_string()).collect::<Vec<_>>();
+            self.with_conn(async |c| {
+                let mut tx = c.begin().await?;
                 sqlx::query(
-                    "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
-                     SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
+                    "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
+                     idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
-                .bind(tenant)
                 .bind(report.id)
-                .bind(column(|c| c.customer_number.as_str()))
-                .bind(column(|c| c.name.as_str()))
-                .bind(column(|c| c.email.as_str()))
-                .bind(column(|c| c.phone.as_str()))
-                .bind(column(|c| c.branch_code.as_str()))
-                .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
-                .execute(&mut *tx)
-                .await
-                .map_err(classify)?;
-            }
-            for (branch, n) in branch_counts(rows) {
-                sqlx::query(
-                    "INSERT INTO customer_counts (tenant, branch_code, n) VALUES ($1, $2, $3) \
-                     ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
-                )
                 .bind(tenant)
-                .bind(branch)
-                .bind(n)
+                .bind(report.status.as_str())
+                .bind(report.received as i64)
+                .bind(report.created as i64)
+                .bind(report.skipped as i64)
+                .bind(&errors)
+                .bind(report.created_at)
+                .bind(idempotency.map(|i| i.scope.as_str()))
+                .bind(idempotency.map(|i| i.fingerprint.as_str()))
                 .execute(&mut *tx)
                 .await
-                .map_err(classify)?;
-            }
-            tx.commit().await.map_err(classify)
+                ?;
+                for chunk in rows.chunks(BATCH) {
+                    let column = |f: fn(&NewCustomer) -> &str| chunk.iter().map(|c| f(c).to_string()).collect::<Vec<_>>();
+                    sqlx::query(
+                        "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
+                         SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
+                    )
+                    .bind(tenant)
+                    .bind(report.id)
+                    .bind(column(|c| c.customer_number.as_str()))
+                    .bind(column(|c| c.name.as_str()))
+                    .bind(column(|c| c.email.as_str()))
+                    .bind(column(|c| c.phone.as_str()))
+                    .bind(column(|c| c.branch_code.as_str()))
+                    .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
+                    .execute(&mut *tx)
+                    .await
+                    ?;
+                }
+                for (branch, n) in branch_counts(rows) {
+                    sqlx::query(
+                        "INSERT INTO customer_counts (tenant, branch_code, n) VALUES ($1, $2, $3) \
+                         ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
+                    )
+                    .bind(tenant)
+                    .bind(branch)
+                    .bind(n)
+                    .execute(&mut *tx)
+                    .await
+                    ?;
+                }
+                tx.commit().await
+            })
+            .await
         })
         .await
     }
@@ -189,7 +194,7 @@ impl CustomerStore for PgStore {
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
         let sql = format!("SELECT {REPORT_COLUMNS} FROM imports WHERE tenant = $1 AND id = $2");
         timed(self.timeout, async {
-            let row = sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row = self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(c).await).await?;
             row.as_ref().map(report_from).transpose().map_err(classify)
         })
         .await
@@ -204,7 +209,8 @@ impl CustomerStore for PgStore {
             "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = $1 AND idempotency_scope = $2"
         );
         timed(self.timeout, async {
-            let row = sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row =
+                self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(c).await).await?;
             row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
                 .transpose()
                 .map_err(classify)

@@ -4,7 +4,7 @@ use std::{str::FromStr, time::Duration};
 
 use async_trait::async_trait;
 use sqlx::{
-    PgPool,
+    PgConnection, PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
 };
 
@@ -26,11 +26,14 @@ fn bind_all<'q>(
 }
 
 mod customers;
+mod held;
 mod ops;
 mod users;
 
 pub struct PgStore {
+    /// Opens connections and takes back the ones `held` gives up.
     pool: PgPool,
+    held: held::Held,
     timeout: Duration,
 }
 
@@ -49,7 +52,17 @@ impl PgStore {
         if migrate {
             sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         }
-        Ok(Self { pool, timeout })
+        Ok(Self { held: held::Held::new(pool.clone(), pool_size), pool, timeout })
+    }
+
+    /// Runs `work` on a held connection (see `held`): statements, or a transaction begun on it.
+    async fn with_conn<T>(
+        &self,
+        work: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
+    ) -> StoreResult<T> {
+        let mut conn = self.held.acquire().await.map_err(classify)?;
+        let result = work(&mut conn).await;
+        conn.settle(result).map_err(classify)
     }
 }
 
@@ -79,7 +92,7 @@ fn classify(err: sqlx::Error) -> StoreError {
 impl Store for PgStore {
     async fn ping(&self) -> StoreResult<()> {
         timed(self.timeout, async {
-            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            self.with_conn(async |c| sqlx::query("SELECT 1").execute(c).await).await?;
             Ok(())
         })
         .await
@@ -88,7 +101,7 @@ impl Store for PgStore {
     fn pool_stats(&self) -> super::PoolStats {
         super::PoolStats {
             open: self.pool.size(),
-            idle: self.pool.num_idle() as u32,
+            idle: (self.pool.num_idle() + self.held.idle()) as u32,
             max: self.pool.options().get_max_connections(),
         }
     }
@@ -97,10 +110,8 @@ impl Store for PgStore {
         timed(super::with_import_budget(self.timeout), async {
             // VACUUM too: a bulk-loaded table has no visibility map, so "index-only" scans would
             // still read every row.
-            sqlx::query("VACUUM ANALYZE users, customers, customer_counts")
-                .execute(&self.pool)
-                .await
-                .map_err(classify)?;
+            self.with_conn(async |c| sqlx::query("VACUUM ANALYZE users, customers, customer_counts").execute(c).await)
+                .await?;
             Ok(())
         })
         .await

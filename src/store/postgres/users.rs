@@ -37,16 +37,17 @@ fn bind_ref<'q>(
     }
 }
 
+/// Decodes by position: every query that uses this selects `user_columns!()` first, in that order.
 fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
     Ok(User {
-        id: row.try_get("id")?,
-        uuid: row.try_get::<Uuid, _>("uuid")?,
-        name: row.try_get("name")?,
-        email: row.try_get("email")?,
-        age: row.try_get("age")?,
-        created_at: row.try_get::<DateTime<Utc>, _>("created_at")?,
-        updated_at: row.try_get::<DateTime<Utc>, _>("updated_at")?,
-        version: row.try_get("version")?,
+        id: row.try_get(0)?,
+        uuid: row.try_get::<Uuid, _>(1)?,
+        name: row.try_get(2)?,
+        email: row.try_get(3)?,
+        age: row.try_get(4)?,
+        created_at: row.try_get::<DateTime<Utc>, _>(5)?,
+        updated_at: row.try_get::<DateTime<Utc>, _>(6)?,
+        version: row.try_get(7)?,
     })
 }
 
@@ -60,19 +61,22 @@ impl UserStore for PgStore {
             user_columns!()
         );
         timed(self.timeout, async {
-            let row = sqlx::query(sql)
-                .bind(user.uuid)
-                .bind(tenant)
-                .bind(user.fields.name.as_str())
-                .bind(user.fields.email.as_str())
-                .bind(user.fields.email.key())
-                .bind(user.fields.age.map(|a| a.get()))
-                .bind(user.now)
-                .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
-                .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-                .fetch_one(&self.pool)
-                .await
-                .map_err(classify)?;
+            let row = self
+                .with_conn(async |c| {
+                    sqlx::query(sql)
+                        .bind(user.uuid)
+                        .bind(tenant)
+                        .bind(user.fields.name.as_str())
+                        .bind(user.fields.email.as_str())
+                        .bind(user.fields.email.key())
+                        .bind(user.fields.age.map(|a| a.get()))
+                        .bind(user.now)
+                        .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
+                        .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
+                        .fetch_one(c)
+                        .await
+                })
+                .await?;
             user_from(row).map_err(classify)
         })
         .await
@@ -81,21 +85,23 @@ impl UserStore for PgStore {
     async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {
         let column = |f: fn(&NewUser) -> String| users.iter().map(f).collect::<Vec<_>>();
         timed(with_import_budget(self.timeout), async {
-            sqlx::query(
-                "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) \
-                 SELECT $1, u, n, e, k, a, t, t FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], \
-                 $7::timestamptz[]) AS rows (u, n, e, k, a, t)",
-            )
-            .bind(tenant)
-            .bind(users.iter().map(|u| u.uuid).collect::<Vec<_>>())
-            .bind(column(|u| u.fields.name.as_str().to_string()))
-            .bind(column(|u| u.fields.email.as_str().to_string()))
-            .bind(column(|u| u.fields.email.key()))
-            .bind(users.iter().map(|u| u.fields.age.map(|a| a.get())).collect::<Vec<_>>())
-            .bind(users.iter().map(|u| u.now).collect::<Vec<_>>())
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
+            self.with_conn(async |c| {
+                sqlx::query(
+                    "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) \
+                     SELECT $1, u, n, e, k, a, t, t FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], \
+                     $7::timestamptz[]) AS rows (u, n, e, k, a, t)",
+                )
+                .bind(tenant)
+                .bind(users.iter().map(|u| u.uuid).collect::<Vec<_>>())
+                .bind(column(|u| u.fields.name.as_str().to_string()))
+                .bind(column(|u| u.fields.email.as_str().to_string()))
+                .bind(column(|u| u.fields.email.key()))
+                .bind(users.iter().map(|u| u.fields.age.map(|a| a.get())).collect::<Vec<_>>())
+                .bind(users.iter().map(|u| u.now).collect::<Vec<_>>())
+                .execute(c)
+                .await
+            })
+            .await?;
             Ok(())
         })
         .await
@@ -108,7 +114,8 @@ impl UserStore for PgStore {
             ", idempotency_fingerprint FROM users WHERE tenant = $1 AND idempotency_scope = $2"
         );
         timed(self.timeout, async {
-            let row = sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row =
+                self.with_conn(async |c| sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(c).await).await?;
             row.map(|row| {
                 let fingerprint: String = row.try_get("idempotency_fingerprint")?;
                 Ok((user_from(row)?, fingerprint))
@@ -122,7 +129,8 @@ impl UserStore for PgStore {
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
-            let row = bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row =
+                self.with_conn(async |c| bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(c).await).await?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
@@ -132,16 +140,16 @@ impl UserStore for PgStore {
         let list = query.sql(tenant);
         timed(self.timeout, async {
             let (sql, params) = list.page(Dialect::Postgres);
-            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool);
+            let rows = self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_all(c).await);
             let total = async {
                 if !query.count {
                     return Ok(None);
                 }
                 let (sql, params) = list.count(Dialect::Postgres);
-                let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await?;
-                Ok(Some(row.try_get::<i64, _>(0)? as u64))
+                let row = self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_one(c).await).await?;
+                Ok(Some(row.try_get::<i64, _>(0).map_err(classify)? as u64))
             };
-            let (rows, total) = tokio::try_join!(rows, total).map_err(classify)?;
+            let (rows, total) = tokio::try_join!(rows, total)?;
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
         })
@@ -162,16 +170,19 @@ impl UserStore for PgStore {
             concat!(" AND ($8::bigint IS NULL OR version = $8) RETURNING ", user_columns!())
         );
         timed(self.timeout, async {
-            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
-                .bind(fields.name.as_str())
-                .bind(fields.email.as_str())
-                .bind(fields.email.key())
-                .bind(fields.age.map(|a| a.get()))
-                .bind(now)
-                .bind(expected_version)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(classify)?;
+            let row = self
+                .with_conn(async |c| {
+                    bind_ref(sqlx::query(sql).bind(tenant), id)
+                        .bind(fields.name.as_str())
+                        .bind(fields.email.as_str())
+                        .bind(fields.email.key())
+                        .bind(fields.age.map(|a| a.get()))
+                        .bind(now)
+                        .bind(expected_version)
+                        .fetch_optional(c)
+                        .await
+                })
+                .await?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
@@ -180,11 +191,11 @@ impl UserStore for PgStore {
     async fn delete_user(&self, tenant: &str, id: UserRef, expected_version: Option<i64>) -> StoreResult<bool> {
         let sql = by_ref!(id, "DELETE FROM users", " AND ($3::bigint IS NULL OR version = $3)");
         timed(self.timeout, async {
-            let done = bind_ref(sqlx::query(sql).bind(tenant), id)
-                .bind(expected_version)
-                .execute(&self.pool)
-                .await
-                .map_err(classify)?;
+            let done = self
+                .with_conn(async |c| {
+                    bind_ref(sqlx::query(sql).bind(tenant), id).bind(expected_version).execute(c).await
+                })
+                .await?;
             Ok(done.rows_affected() > 0)
         })
         .await

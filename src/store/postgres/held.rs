@@ -1,0 +1,84 @@
+//! Connections held between queries. sqlx's pool pings every connection it gets back (a
+//! round trip to PostgreSQL and a spawned task after every query): on a single-row read that
+//! was a fifth of the throughput (bench/RESULTS.md). A connection whose query finished goes
+//! back on a stack here, unpinged; any other ending (an I/O or protocol error, a timeout or a
+//! cancelled request) returns it to sqlx's pool, which pings it and drops it if it is broken.
+//!
+//! Every query and transaction takes its connection here, so the permits bound what is in
+//! use: a holder that finds the stack empty knows sqlx's pool has a free slot.
+
+use std::{
+    ops::{Deref, DerefMut},
+    sync::Mutex,
+};
+
+use sqlx::{PgConnection, PgPool, Postgres, pool::PoolConnection};
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+pub struct Held {
+    pool: PgPool,
+    idle: Mutex<Vec<PoolConnection<Postgres>>>,
+    permits: Semaphore,
+}
+
+/// One connection in use. Give the query's result to [`Conn::settle`] to keep it.
+pub struct Conn<'a> {
+    conn: Option<PoolConnection<Postgres>>,
+    home: &'a Held,
+    reusable: bool,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl Held {
+    /// `pool` must allow `size` connections.
+    pub fn new(pool: PgPool, size: u32) -> Self {
+        Self { pool, idle: Mutex::new(Vec::new()), permits: Semaphore::new(size as usize) }
+    }
+
+    pub async fn acquire(&self) -> Result<Conn<'_>, sqlx::Error> {
+        let permit = self.permits.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
+        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
+        };
+        Ok(Conn { conn: Some(conn), home: self, reusable: false, _permit: permit })
+    }
+
+    /// Connections held on the stack, ready for the next query.
+    pub fn idle(&self) -> usize {
+        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    }
+}
+
+impl Conn<'_> {
+    /// Keeps the connection if the query came to an end the connection recovers from: a
+    /// result, or an error PostgreSQL itself answered.
+    pub fn settle<T>(mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+        self.reusable = matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
+        result
+    }
+}
+
+impl Deref for Conn<'_> {
+    type Target = PgConnection;
+
+    fn deref(&self) -> &PgConnection {
+        self.conn.as_ref().expect("present until dropped")
+    }
+}
+
+impl DerefMut for Conn<'_> {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        self.conn.as_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        if let (true, Some(conn)) = (self.reusable, self.conn.take()) {
+            self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(conn);
+        }
+        // Otherwise the `PoolConnection` goes back to sqlx's pool, which pings it.
+    }
+}
