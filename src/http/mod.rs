@@ -12,6 +12,7 @@ pub mod error;
 pub mod etag;
 pub mod idempotency;
 pub mod json;
+pub mod lazy_page;
 pub mod linger;
 pub mod payload;
 pub mod security;
