@@ -1,6 +1,7 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
 mod auth;
+mod connections;
 mod contract;
 mod customers;
 mod deprecation;
@@ -28,6 +29,7 @@ fn main() {
         tenants::scenarios(),
         errors::scenarios(),
         outage::scenarios(),
+        connections::scenarios(),
         logs::scenarios(),
         lifecycle::scenarios(),
         contract::scenarios(),

@@ -81,12 +81,21 @@ impl CustomerStore for PgStore {
                 false => None,
             };
             let (sql, params) = list.page_knowing(Dialect::Postgres, known);
-            let fetch = self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_all(c).await);
-            // A counter comes with the rows; a keyword's matches are counted beside them.
-            let (rows, counted) = match query.count && list.counter.is_none() {
-                true => tokio::try_join!(fetch, self.customer_total(tenant, query, &list))?,
-                false => (fetch.await?, None),
-            };
+            // A counter comes with the rows; a keyword's matches are counted after them, on the
+            // same connection: taking a second one while holding the first could leave every
+            // request of a busy pool holding one and waiting for another.
+            let count = (query.count && list.counter.is_none()).then(|| list.count(Dialect::Postgres));
+            let (rows, counted) = self
+                .with_conn(async |c| {
+                    let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
+                    let counted = match &count {
+                        Some((sql, params)) => Some(bind_all(sqlx::query(sql), params).fetch_one(&mut *c).await?),
+                        None => None,
+                    };
+                    Ok((rows, counted))
+                })
+                .await?;
+            let counted = counted.map(|row| row.try_get::<i64, _>(0)).transpose().map_err(classify)?.map(|n| n as u64);
             let total = match (&list.counter, rows.first()) {
                 (Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
                 (Some(_), None) => match known {

@@ -140,16 +140,20 @@ impl UserStore for PgStore {
         let list = query.sql(tenant);
         timed(self.timeout, async {
             let (sql, params) = list.page(Dialect::Postgres);
-            let rows = self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_all(c).await);
-            let total = async {
-                if !query.count {
-                    return Ok(None);
-                }
-                let (sql, params) = list.count(Dialect::Postgres);
-                let row = self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_one(c).await).await?;
-                Ok(Some(row.try_get::<i64, _>(0).map_err(classify)? as u64))
-            };
-            let (rows, total) = tokio::try_join!(rows, total)?;
+            // Both on one connection: taking a second one while holding the first could leave
+            // every request of a busy pool holding one and waiting for another.
+            let count = query.count.then(|| list.count(Dialect::Postgres));
+            let (rows, total) = self
+                .with_conn(async |c| {
+                    let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
+                    let total = match &count {
+                        Some((sql, params)) => Some(bind_all(sqlx::query(sql), params).fetch_one(&mut *c).await?),
+                        None => None,
+                    };
+                    Ok((rows, total))
+                })
+                .await?;
+            let total = total.map(|row| row.try_get::<i64, _>(0)).transpose().map_err(classify)?.map(|n| n as u64);
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
         })
