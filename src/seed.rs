@@ -20,7 +20,7 @@ use crate::{
     store::{CustomerList, NewUser, Store},
 };
 
-const BATCH: u64 = 50_000;
+const BATCH: u64 = 20_000;
 const FIRST: [&str; 16] = [
     "Ada",
     "Grace",
