@@ -16,7 +16,7 @@ use crate::{
     auth::{Verifier, dev_secret},
     core::{customers::Customers, paging::PageLimits, users::Users},
     dispatch::Dispatch,
-    http,
+    http::{self, cors::Cors},
     idempotency::{self, IdempotencyStore},
     lifecycle::{Lifecycle, Stage},
     ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, usage::UsageRecorder},
@@ -58,6 +58,7 @@ pub struct AppState {
     pub rate_limiter: RateLimiter,
     /// The `route` label of requests that matched no route.
     pub unmatched_route: Arc<str>,
+    pub cors: Cors,
 }
 
 impl AppState {
@@ -74,6 +75,7 @@ impl AppState {
                 (number, mark_deprecated(document, lifecycle))
             })
             .collect();
+        let cors = Cors::parse(settings.cors_origins.as_deref())?;
         let key = dev_secret::key_source(&settings)?;
         let verifier = Verifier::new(&key, &settings)?;
         let dispatch = Dispatch::new(versions::all(), settings.default_version, &settings.vendor)?;
@@ -104,6 +106,7 @@ impl AppState {
             maintenance,
             rate_limiter,
             unmatched_route: Arc::from("unmatched"),
+            cors,
         }))
     }
 

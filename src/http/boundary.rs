@@ -14,6 +14,7 @@ use tracing::Instrument;
 use super::{
     body_limit::BodyTooLarge,
     context::{CORRELATION_HEADER, RequestInfo},
+    cors::Cors,
     error::{
         ApiError, Kind, classify,
         render::{RenderContext, render},
@@ -28,14 +29,20 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     let authenticated = req.headers().contains_key(header::AUTHORIZATION);
     let uri = req.uri().clone();
     let span = tracing::info_span!("request", correlation_id = %info.correlation_id);
+    let cors_origin = state.cors.allowed_origin(&req);
+    let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
 
     // poem's CatchPanic answers outside the error mapper; catching here keeps one body shape.
     // poem has no request timeout either: past it the request is dropped and answers 503.
     let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(next.call(req)).catch_unwind());
-    let result = match call.instrument(span.clone()).await {
-        Ok(Ok(result)) => result.map(IntoResponse::into_response),
-        Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
-        Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
+    let result = match preflight {
+        // A preflight carries no credentials: it is answered before authentication.
+        Some(preflight) => Ok(preflight),
+        None => match call.instrument(span.clone()).await {
+            Ok(Ok(result)) => result.map(IntoResponse::into_response),
+            Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
+            Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
+        },
     };
     let mut response = match result {
         Ok(response) => response,
@@ -56,6 +63,10 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     }
     if info.legacy.get() == Some(&true) {
         headers.insert(header::VARY, HeaderValue::from_static("Accept, X-API-VERSION"));
+    }
+    if let Some(origin) = cors_origin.filter(|_| !response.headers().contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN))
+    {
+        Cors::decorate(&mut response, origin);
     }
     // One clock reading per request, for the lifecycle headers and for usage.
     let now = (state.clock)();

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod body_limit;
 pub mod boundary;
 pub mod context;
+pub mod cors;
 pub mod envelope;
 pub mod error;
 pub mod etag;

@@ -2,6 +2,7 @@
 
 mod auth;
 mod connections;
+mod cors;
 mod contract;
 mod customers;
 mod deprecation;
@@ -30,6 +31,7 @@ fn main() {
         errors::scenarios(),
         outage::scenarios(),
         connections::scenarios(),
+        cors::scenarios(),
         logs::scenarios(),
         lifecycle::scenarios(),
         contract::scenarios(),
