@@ -2,8 +2,8 @@
 
 mod auth;
 mod connections;
-mod cors;
 mod contract;
+mod cors;
 mod customers;
 mod deprecation;
 mod dispatch;
