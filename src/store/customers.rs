@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::{
     StoreResult,
-    query::{Column, ListSql, SqlValue},
+    query::{Column, Counter, ListSql, SqlValue},
     sql_value,
 };
 use crate::core::{
@@ -68,7 +68,11 @@ impl CustomerList {
             limit: self.limit,
             deferred_join: true,
             reversed: false,
-            counter: if self.count { self.counter().map(str::to_string) } else { None },
+            counter: if self.count {
+                self.counter().map(|branch| Counter::Customers { branch: branch.to_string() })
+            } else {
+                None
+            },
         }
     }
 

@@ -68,9 +68,18 @@ pub struct ListSql<'a> {
     pub deferred_join: bool,
     /// Set on the reversed copy that reads a deep page from the far end.
     pub reversed: bool,
-    /// Reads the exact total from `customer_counts` for this branch (`""`: the tenant) in the
-    /// same statement, as a `total` column: one round trip for a page and its total.
-    pub counter: Option<String>,
+    /// Reads the exact total from a counter in the same statement, as a `total` column: one
+    /// round trip for a page and its total.
+    pub counter: Option<Counter>,
+}
+
+/// Where an exact total is kept, so that it is read instead of counted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Counter {
+    /// `customer_counts` for this branch (`""`: the whole tenant).
+    Customers { branch: String },
+    /// The sum of the tenant's rows in `user_counts`.
+    Users,
 }
 
 struct Builder {
@@ -137,12 +146,35 @@ impl ListSql<'_> {
         (sql, b.params)
     }
 
-    /// `, (SELECT n FROM customer_counts …) AS total` when the total comes from a counter.
+    /// `, (SELECT … FROM <counter table> …) AS total` when the total comes from a counter.
     fn total_column(&self, b: &mut Builder) -> String {
-        let Some(branch) = &self.counter else { return String::new() };
-        let (tenant, branch) =
-            (b.bind(SqlValue::Text(self.tenant.to_string())), b.bind(SqlValue::Text(branch.clone())));
-        format!(", (SELECT n FROM customer_counts WHERE tenant = {tenant} AND branch_code = {branch}) AS total")
+        match self.counter_select(b) {
+            Some(select) => format!(", ({select}) AS total"),
+            None => String::new(),
+        }
+    }
+
+    fn counter_select(&self, b: &mut Builder) -> Option<String> {
+        let counter = self.counter.as_ref()?;
+        let tenant = b.bind(SqlValue::Text(self.tenant.to_string()));
+        match counter {
+            Counter::Customers { branch } => {
+                let branch = b.bind(SqlValue::Text(branch.clone()));
+                Some(format!("SELECT n FROM customer_counts WHERE tenant = {tenant} AND branch_code = {branch}"))
+            }
+            Counter::Users => {
+                Some(format!("SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM user_counts WHERE tenant = {tenant}"))
+            }
+        }
+    }
+
+    /// The exact total on its own: the counter's value, or a count of the matching rows.
+    pub fn total(&self, dialect: Dialect) -> (String, Vec<SqlValue>) {
+        let mut b = Builder { dialect, params: Vec::new() };
+        match self.counter_select(&mut b) {
+            Some(select) => (select, b.params),
+            None => self.count(dialect),
+        }
     }
 
     /// `NULLS LAST` only where a column can be null: on a NOT NULL column it would keep

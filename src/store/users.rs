@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::{
     StoreResult,
-    query::{Column, ListSql, SqlValue},
+    query::{Column, Counter, ListSql, SqlValue},
     sql_value,
 };
 use crate::core::{
@@ -74,7 +74,8 @@ impl UserList {
             limit: self.limit,
             deferred_join: false,
             reversed: false,
-            counter: None,
+            // Unfiltered, the total is kept by triggers; a filter's matches are counted.
+            counter: (self.count && self.email.is_none() && self.keyword.is_none()).then_some(Counter::Users),
         }
     }
 }

@@ -18,6 +18,7 @@ mod logs;
 mod operations;
 mod outage;
 mod tenants;
+mod user_totals;
 mod users;
 mod v2_users;
 mod validation;
@@ -32,6 +33,7 @@ fn main() {
         outage::scenarios(),
         connections::scenarios(),
         cors::scenarios(),
+        user_totals::scenarios(),
         logs::scenarios(),
         lifecycle::scenarios(),
         contract::scenarios(),

@@ -140,20 +140,24 @@ impl UserStore for PgStore {
         let list = query.sql(tenant);
         timed(self.timeout, async {
             let (sql, params) = list.page(Dialect::Postgres);
-            // Both on one connection: taking a second one while holding the first could leave
-            // every request of a busy pool holding one and waiting for another.
-            let count = query.count.then(|| list.count(Dialect::Postgres));
+            // The total comes with the rows from the counter; otherwise it is read after them, on
+            // the same connection: taking a second one while holding the first could leave every
+            // request of a busy pool holding one and waiting for another.
             let (rows, total) = self
                 .with_conn(async |c| {
                     let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
-                    let total = match &count {
-                        Some((sql, params)) => Some(bind_all(sqlx::query(sql), params).fetch_one(&mut *c).await?),
-                        None => None,
+                    let total = match (query.count, &list.counter, rows.first()) {
+                        (false, _, _) => None,
+                        (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total")?),
+                        (true, _, _) => {
+                            let (sql, params) = list.total(Dialect::Postgres);
+                            Some(bind_all(sqlx::query(&sql), &params).fetch_one(&mut *c).await?.try_get::<i64, _>(0)?)
+                        }
                     };
                     Ok((rows, total))
                 })
                 .await?;
-            let total = total.map(|row| row.try_get::<i64, _>(0)).transpose().map_err(classify)?.map(|n| n as u64);
+            let total = total.map(|n| n as u64);
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
         })

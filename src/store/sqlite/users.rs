@@ -135,12 +135,15 @@ impl UserStore for SqliteStore {
         timed(self.timeout, async {
             let (sql, params) = list.page(Dialect::Sqlite);
             let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
-            let total = if query.count {
-                let (sql, params) = list.count(Dialect::Sqlite);
-                let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await.map_err(classify)?;
-                Some(row.try_get::<i64, _>(0).map_err(classify)? as u64)
-            } else {
-                None
+            // The total comes with the rows from the counter; otherwise it is read on its own.
+            let total = match (query.count, &list.counter, rows.first()) {
+                (false, _, _) => None,
+                (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
+                (true, _, _) => {
+                    let (sql, params) = list.total(Dialect::Sqlite);
+                    let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await.map_err(classify)?;
+                    Some(row.try_get::<i64, _>(0).map_err(classify)? as u64)
+                }
             };
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
