@@ -81,29 +81,26 @@ impl CustomerStore for PgStore {
                 false => None,
             };
             let (sql, params) = list.page_knowing(Dialect::Postgres, known);
-            // A counter comes with the rows; a keyword's matches are counted after them, on the
-            // same connection: taking a second one while holding the first could leave every
+            // The total comes with the rows from a counter; otherwise it is read after them, on
+            // the same connection: taking a second one while holding the first could leave every
             // request of a busy pool holding one and waiting for another.
-            let count = (query.count && list.counter.is_none()).then(|| list.count(Dialect::Postgres));
-            let (rows, counted) = self
+            let (rows, total) = self
                 .with_conn(async |c| {
                     let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
-                    let counted = match &count {
-                        Some((sql, params)) => Some(bind_all(sqlx::query(sql), params).fetch_one(&mut *c).await?),
-                        None => None,
+                    let total = match (query.count, &list.counter, rows.first(), known) {
+                        (false, ..) => None,
+                        (true, Some(_), Some(row), _) => Some(row.try_get::<i64, _>("total")? as u64),
+                        (true, _, _, Some(known)) => Some(known),
+                        (true, ..) => {
+                            let (sql, params) = list.total(Dialect::Postgres);
+                            let row = bind_all(sqlx::query(&sql), &params).fetch_optional(&mut *c).await?;
+                            // No counter row yet: the tenant has no customers.
+                            Some(row.map(|r| r.try_get::<i64, _>(0)).transpose()?.unwrap_or(0) as u64)
+                        }
                     };
-                    Ok((rows, counted))
+                    Ok((rows, total))
                 })
                 .await?;
-            let counted = counted.map(|row| row.try_get::<i64, _>(0)).transpose().map_err(classify)?.map(|n| n as u64);
-            let total = match (&list.counter, rows.first()) {
-                (Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
-                (Some(_), None) => match known {
-                    Some(total) => Some(total),
-                    None => self.customer_total(tenant, query, &list).await?,
-                },
-                (None, _) => counted,
-            };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((customers, total))
         })
