@@ -68,16 +68,13 @@ impl CustomerList {
             limit: self.limit,
             deferred_join: true,
             reversed: false,
-            counter: if self.count {
-                self.counter().map(|branch| Counter::Customers { branch: branch.to_string() })
-            } else {
-                None
-            },
+            // Set even without `count`: a deep page reads it to pick the nearer end.
+            counter: self.counter().map(|branch| Counter::Customers { branch: branch.to_string() }),
         }
     }
 
     /// Which counter holds the exact total, when one does (no keyword filter).
-    pub(crate) fn counter(&self) -> Option<&str> {
+    fn counter(&self) -> Option<&str> {
         match (&self.keyword, &self.branch_code) {
             (Some(_), _) => None,
             (None, Some(branch)) => Some(branch),

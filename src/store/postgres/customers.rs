@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Connection, Row, postgres::PgRow};
 use uuid::Uuid;
 
-use super::{PgStore, bind_all, classify};
+use super::{PgStore, bind_all, classify, read_total};
 use crate::{
     core::{
         customer::{Customer, NewCustomer},
@@ -14,10 +14,7 @@ use crate::{
         import::{ImportReport, ImportStatus},
     },
     store::{
-        CustomerList, CustomerStore, StoreResult,
-        customers::branch_counts,
-        query::{Dialect, ListSql},
-        timed, with_import_budget,
+        CustomerList, CustomerStore, StoreResult, customers::branch_counts, query::Dialect, timed, with_import_budget,
     },
 };
 
@@ -51,23 +48,6 @@ fn report_from(row: &PgRow) -> Result<ImportReport, sqlx::Error> {
     })
 }
 
-impl PgStore {
-    /// The exact total: a counter, or a count of a keyword's matches.
-    async fn customer_total(&self, tenant: &str, query: &CustomerList, list: &ListSql<'_>) -> StoreResult<Option<u64>> {
-        let row = match query.counter() {
-            Some(branch) => {
-                let sql = "SELECT n FROM customer_counts WHERE tenant = $1 AND branch_code = $2";
-                self.with_conn(async |c| sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(c).await).await?
-            }
-            None => {
-                let (sql, params) = list.count(Dialect::Postgres);
-                self.with_conn(async |c| bind_all(sqlx::query(&sql), &params).fetch_optional(c).await).await?
-            }
-        };
-        Ok(Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64))
-    }
-}
-
 const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 
 #[async_trait]
@@ -76,8 +56,8 @@ impl CustomerStore for PgStore {
         let list = query.sql(tenant);
         timed(self.timeout, async {
             // A deep page learns the total first (a counter read), to read from the nearer end.
-            let known = match list.is_deep() && query.counter().is_some() {
-                true => self.customer_total(tenant, query, &list).await?,
+            let known = match list.is_deep() && list.counter.is_some() {
+                true => Some(self.with_conn(async |c| read_total(c, &list).await).await?),
                 false => None,
             };
             let (sql, params) = list.page_knowing(Dialect::Postgres, known);
@@ -91,12 +71,7 @@ impl CustomerStore for PgStore {
                         (false, ..) => None,
                         (true, Some(_), Some(row), _) => Some(row.try_get::<i64, _>("total")? as u64),
                         (true, _, _, Some(known)) => Some(known),
-                        (true, ..) => {
-                            let (sql, params) = list.total(Dialect::Postgres);
-                            let row = bind_all(sqlx::query(&sql), &params).fetch_optional(&mut *c).await?;
-                            // No counter row yet: the tenant has no customers.
-                            Some(row.map(|r| r.try_get::<i64, _>(0)).transpose()?.unwrap_or(0) as u64)
-                        }
+                        (true, ..) => Some(read_total(c, &list).await?),
                     };
                     Ok((rows, total))
                 })

@@ -8,7 +8,11 @@ use sqlx::{
     postgres::{PgConnectOptions, PgPoolOptions},
 };
 
-use super::{Constraint, Store, StoreError, StoreResult, query::SqlValue, timed};
+use super::{
+    Constraint, Store, StoreError, StoreResult,
+    query::{Dialect, ListSql, SqlValue},
+    timed,
+};
 
 fn bind_all<'q>(
     mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
@@ -23,6 +27,14 @@ fn bind_all<'q>(
         };
     }
     query
+}
+
+/// The exact total of `list`: its counter's value, or a count of its matches.
+async fn read_total(c: &mut PgConnection, list: &ListSql<'_>) -> Result<u64, sqlx::Error> {
+    let (sql, params) = list.total(Dialect::Postgres);
+    let row = bind_all(sqlx::query(&sql), &params).fetch_optional(c).await?;
+    // No counter row yet: nothing was ever written for that tenant or branch.
+    Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
 
 mod customers;

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Row, postgres::PgRow};
 use uuid::Uuid;
 
-use super::{PgStore, bind_all, classify};
+use super::{PgStore, bind_all, classify, read_total};
 use crate::{
     core::user::{User, UserFields, UserRef},
     store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
@@ -148,16 +148,12 @@ impl UserStore for PgStore {
                     let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
                     let total = match (query.count, &list.counter, rows.first()) {
                         (false, _, _) => None,
-                        (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total")?),
-                        (true, _, _) => {
-                            let (sql, params) = list.total(Dialect::Postgres);
-                            Some(bind_all(sqlx::query(&sql), &params).fetch_one(&mut *c).await?.try_get::<i64, _>(0)?)
-                        }
+                        (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total")? as u64),
+                        (true, _, _) => Some(read_total(c, &list).await?),
                     };
                     Ok((rows, total))
                 })
                 .await?;
-            let total = total.map(|n| n as u64);
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
         })

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{QueryBuilder, Row, Sqlite, sqlite::SqliteRow};
 use uuid::Uuid;
 
-use super::{SqliteStore, bind_all, classify};
+use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
     core::{
         customer::{Customer, NewCustomer},
@@ -14,10 +14,8 @@ use crate::{
         import::{ImportReport, ImportStatus},
     },
     store::{
-        CustomerList, CustomerStore, StoreError, StoreResult,
-        customers::branch_counts,
-        query::{Dialect, ListSql},
-        timed, with_import_budget,
+        CustomerList, CustomerStore, StoreError, StoreResult, customers::branch_counts, query::Dialect, timed,
+        with_import_budget,
     },
 };
 
@@ -54,24 +52,6 @@ fn report_from(row: &SqliteRow) -> Result<ImportReport, sqlx::Error> {
     })
 }
 
-impl SqliteStore {
-    /// The exact total: a counter, or a count of a keyword's matches.
-    async fn customer_total(&self, tenant: &str, query: &CustomerList, list: &ListSql<'_>) -> StoreResult<Option<u64>> {
-        let row = match query.counter() {
-            Some(branch) => {
-                let sql = "SELECT n FROM customer_counts WHERE tenant = ?1 AND branch_code = ?2";
-                sqlx::query(sql).bind(tenant).bind(branch).fetch_optional(&self.pool).await
-            }
-            None => {
-                let (sql, params) = list.count(Dialect::Sqlite);
-                bind_all(sqlx::query(&sql), &params).fetch_optional(&self.pool).await
-            }
-        }
-        .map_err(classify)?;
-        Ok(Some(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(classify)?.unwrap_or(0) as u64))
-    }
-}
-
 const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 
 #[async_trait]
@@ -80,8 +60,8 @@ impl CustomerStore for SqliteStore {
         let list = query.sql(tenant);
         timed(self.timeout, async {
             // A deep page learns the total first, to read from the nearer end.
-            let known = match list.is_deep() && query.counter().is_some() {
-                true => self.customer_total(tenant, query, &list).await?,
+            let known = match list.is_deep() && list.counter.is_some() {
+                true => Some(read_total(&self.pool, &list).await.map_err(classify)?),
                 false => None,
             };
             let (sql, params) = list.page_knowing(Dialect::Sqlite, known);
@@ -91,7 +71,7 @@ impl CustomerStore for SqliteStore {
                 (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
                 (true, _, _) => match known {
                     Some(total) => Some(total),
-                    None => self.customer_total(tenant, query, &list).await?,
+                    None => Some(read_total(&self.pool, &list).await.map_err(classify)?),
                 },
             };
             let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;

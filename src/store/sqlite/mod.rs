@@ -9,7 +9,11 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-use super::{Constraint, Store, StoreError, StoreResult, query::SqlValue, timed};
+use super::{
+    Constraint, Store, StoreError, StoreResult,
+    query::{Dialect, ListSql, SqlValue},
+    timed,
+};
 
 type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
@@ -24,6 +28,14 @@ fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
         };
     }
     query
+}
+
+/// The exact total of `list`: its counter's value, or a count of its matches.
+async fn read_total(pool: &SqlitePool, list: &ListSql<'_>) -> Result<u64, sqlx::Error> {
+    let (sql, params) = list.total(Dialect::Sqlite);
+    let row = bind_all(sqlx::query(&sql), &params).fetch_optional(pool).await?;
+    // No counter row yet: nothing was ever written for that tenant or branch.
+    Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
 
 mod customers;

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Row, sqlite::SqliteRow};
 use uuid::Uuid;
 
-use super::{Query, SqliteStore, bind_all, classify};
+use super::{Query, SqliteStore, bind_all, classify, read_total};
 use crate::{
     core::user::{User, UserFields, UserRef},
     store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
@@ -139,11 +139,7 @@ impl UserStore for SqliteStore {
             let total = match (query.count, &list.counter, rows.first()) {
                 (false, _, _) => None,
                 (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
-                (true, _, _) => {
-                    let (sql, params) = list.total(Dialect::Sqlite);
-                    let row = bind_all(sqlx::query(&sql), &params).fetch_one(&self.pool).await.map_err(classify)?;
-                    Some(row.try_get::<i64, _>(0).map_err(classify)? as u64)
-                }
+                (true, _, _) => Some(read_total(&self.pool, &list).await.map_err(classify)?),
             };
             let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
