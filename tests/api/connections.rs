@@ -2,10 +2,63 @@
 //! needing two statements (the page and its count), all answer. On PostgreSQL this checks the
 //! held connections' bookkeeping: with more holders than the pool has connections, a request
 //! would wait out the store's timeout for a connection that never comes back, and answer 503.
+//! Reads by key run on pipelined sessions of their own, unless the URL has an option only
+//! sqlx knows; both ways serve the same reads.
 
-use crate::harness::Backend;
+use sqlx::Row;
 
-crate::scenarios![more_concurrent_lists_than_connections_all_answer];
+use crate::harness::{Backend, TestApp, app::test_settings};
+
+crate::scenarios![
+    more_concurrent_lists_than_connections_all_answer;
+    postgres only: concurrent_reads_by_key_share_pipelined_sessions,
+    a_url_only_sqlx_reads_keeps_reads_on_the_pool
+];
+
+/// Open connections of the app's database named `tandem-reads` in pg_stat_activity.
+async fn read_sessions(database_url: &str) -> i64 {
+    let pool = sqlx::PgPool::connect(database_url).await.unwrap();
+    let row = sqlx::query(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'tandem-reads' AND pid <> pg_backend_pid()",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    row.get(0)
+}
+
+async fn concurrent_reads_by_key_share_pipelined_sessions(backend: Backend) {
+    let app = backend.spawn().await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+    let paths: Vec<String> =
+        (0..64).map(|i| if i % 2 == 0 { format!("/users/{id}") } else { "/users/999999".into() }).collect();
+    let replies = futures_util::future::join_all(paths.iter().map(|path| app.get(path))).await;
+    for (i, reply) in replies.iter().enumerate() {
+        if i % 2 == 0 {
+            reply.assert_status(200);
+            assert_eq!(reply.json(), serde_json::json!({"id": id, "name": "Ada"}));
+        } else {
+            reply.assert_status(404);
+        }
+    }
+    let sessions = read_sessions(&app.database_url).await;
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as i64;
+    assert!((1..=cores).contains(&sessions), "{sessions} read sessions for {cores} cores");
+}
+
+async fn a_url_only_sqlx_reads_keeps_reads_on_the_pool(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let sqlx_only = format!("{database_url}?statement-cache-capacity=50");
+    let app = TestApp::start(test_settings(&sqlx_only)).await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+    let found = app.get(&format!("/users/{id}")).await;
+    found.assert_status(200);
+    assert_eq!(found.json(), serde_json::json!({"id": id, "name": "Ada"}));
+    app.get("/users/999999").await.assert_status(404);
+    assert_eq!(read_sessions(&database_url).await, 0);
+}
 
 async fn more_concurrent_lists_than_connections_all_answer(backend: Backend) {
     // Straight after start: the pool opens its connections while the requests arrive, so

@@ -11,7 +11,8 @@ use crate::harness::{Backend, TestApp, app::test_settings, proxy::Proxy, send};
 crate::scenarios![
     a_locked_store_is_503_within_the_timeout,
     a_request_past_the_request_timeout_is_503;
-    postgres only: an_unreachable_store_is_503_then_recovers
+    postgres only: an_unreachable_store_is_503_then_recovers,
+    a_silent_store_is_503_then_reads_recover
 ];
 
 /// Polls until `path` answers `status`, for at most `within`.
@@ -49,6 +50,37 @@ async fn an_unreachable_store_is_503_then_recovers(backend: Backend) {
     proxy.restore();
     assert!(eventually(&app, &format!("/users/{id}"), 200, Duration::from_secs(5)).await, "no recovery");
     send(app.client.get(app.url("/health/ready"))).await.assert_status(200);
+}
+
+/// The connections stay open but nothing comes back: no reset tells the app they are gone.
+async fn a_silent_store_is_503_then_reads_recover(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let proxy = Proxy::start("127.0.0.1:5432".parse().unwrap()).await;
+    let through_proxy = database_url.replacen("127.0.0.1:5432", &proxy.addr.to_string(), 1);
+    let app = TestApp::start(test_settings(&through_proxy)).await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+    for _ in 0..4 {
+        app.get(&format!("/users/{id}")).await.assert_status(200);
+    }
+
+    proxy.stall();
+    let started = Instant::now();
+    let path = format!("/users/{id}");
+    // Enough concurrent reads to reach every read session.
+    let down = futures_util::future::join_all((0..8).map(|_| app.get(&path))).await;
+    assert!(started.elapsed() < Duration::from_millis(1500 + 1000), "took {:?}", started.elapsed());
+    for reply in &down {
+        reply.assert_status(503);
+        assert_eq!(reply.header("retry-after"), Some("5"));
+    }
+
+    // The stalled connections stay silent for good: reads recover only on new ones, and every
+    // read does, not just those that happen to land on a new connection.
+    proxy.restore();
+    assert!(eventually(&app, &path, 200, Duration::from_secs(5)).await, "no recovery");
+    for _ in 0..8 {
+        app.get(&path).await.assert_status(200);
+    }
 }
 
 /// Holds the database's write lock from another connection until dropped.

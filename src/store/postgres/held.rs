@@ -53,9 +53,15 @@ impl Held {
 
 impl Conn<'_> {
     /// Keeps the connection if the query came to an end the connection recovers from: a
-    /// result, or an error PostgreSQL itself answered.
+    /// result, or an error PostgreSQL itself answered. After any other error the idle
+    /// connections go back to sqlx too: they most likely went down with this one, and sqlx's
+    /// ping sorts out which did, instead of the next requests finding out one by one.
     pub fn settle<T>(mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
         self.reusable = matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
+        if !self.reusable {
+            let idle = std::mem::take(&mut *self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            drop(idle);
+        }
         result
     }
 }

@@ -37,21 +37,32 @@ async fn read_total(c: &mut PgConnection, list: &ListSql<'_>) -> Result<u64, sql
     Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
 
+/// The columns of a user, in the order every user row is decoded by.
+macro_rules! user_columns {
+    () => {
+        "id, uuid, name, email, age, created_at, updated_at, version"
+    };
+}
+
 mod customers;
 mod held;
 mod ops;
+mod pipelined;
 mod users;
 
 pub struct PgStore {
     /// Opens connections and takes back the ones `held` gives up.
     pool: PgPool,
     held: held::Held,
+    /// Reads by key; `None` when tokio-postgres cannot read the URL.
+    reads: Option<pipelined::Pipelined>,
     timeout: Duration,
 }
 
 impl PgStore {
     pub async fn connect(url: &str, timeout: Duration, pool_size: u32, migrate: bool) -> anyhow::Result<Self> {
-        let limit = format!("{}ms", super::server_side_limit(timeout).as_millis());
+        let server_limit = super::server_side_limit(timeout);
+        let limit = format!("{}ms", server_limit.as_millis());
         let options = PgConnectOptions::from_str(url)?
             .options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())]);
         let pool = PgPoolOptions::new()
@@ -64,7 +75,8 @@ impl PgStore {
         if migrate {
             sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         }
-        Ok(Self { held: held::Held::new(pool.clone(), pool_size), pool, timeout })
+        let reads = pipelined::Pipelined::new(url, timeout, server_limit);
+        Ok(Self { held: held::Held::new(pool.clone(), pool_size), pool, reads, timeout })
     }
 
     /// Runs `work` on a held connection (see `held`): statements, or a transaction begun on it.
@@ -92,12 +104,16 @@ fn classify(err: sqlx::Error) -> StoreError {
             }
             _ => {}
         }
-        // Connection exceptions, shutdown, too many connections, lock and statement timeouts.
-        if code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code.as_ref()) {
+        if is_unavailable_code(&code) {
             return StoreError::Unavailable(format!("database error {code}"));
         }
     }
     StoreError::from_sqlx(err)
+}
+
+/// Connection exceptions, shutdown, too many connections, lock and statement timeouts.
+fn is_unavailable_code(code: &str) -> bool {
+    code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code)
 }
 
 #[async_trait]

@@ -11,11 +11,6 @@ use crate::{
     store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
 };
 
-macro_rules! user_columns {
-    () => {
-        "id, uuid, name, email, age, created_at, updated_at, version"
-    };
-}
 /// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
 /// strings are built at compile time so nothing is formatted per request.
 macro_rules! by_ref {
@@ -127,6 +122,9 @@ impl UserStore for PgStore {
     }
 
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
+        if let Some(reads) = &self.reads {
+            return reads.find_user(tenant, id).await;
+        }
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
             let row =

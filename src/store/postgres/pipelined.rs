@@ -1,0 +1,175 @@
+//! Reads of one user by key, pipelined. sqlx runs one query at a time per connection, so each
+//! read cost PostgreSQL a wake-up, a recv and a send of its own: under load that was most of
+//! the database's CPU per read (bench/RESULTS.md). tokio-postgres writes each query into the
+//! socket as it is issued, without waiting for the answers before it, so concurrent reads
+//! share the system calls and wake-ups on both ends.
+//!
+//! One connection per core serves every read by key, taken in turn (1, 2 and 4 on 2 cores
+//! measured alike; 8 spread the pipelines thin and raised PostgreSQL's CPU per read). A session
+//! that fails, or leaves a query unanswered within the timeout, is dropped; the next read on
+//! its slot opens a new one. Only key lookups come here: they never wait on row locks, so nothing queued
+//! behind one waits long. Everything else stays on sqlx's pool.
+
+use std::{
+    str::FromStr,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use tokio_postgres::{Client, NoTls, Row, Statement, types::Type};
+
+use super::is_unavailable_code;
+use crate::{
+    core::user::{User, UserRef},
+    store::{StoreError, StoreResult},
+};
+
+/// The sessions' `application_name`, unless the URL sets one.
+const APPLICATION_NAME: &str = "tandem-reads";
+
+const USER_BY_ID: &str = concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 AND id = $2");
+const USER_BY_UUID: &str = concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 AND uuid = $2");
+
+pub struct Pipelined {
+    config: tokio_postgres::Config,
+    timeout: Duration,
+    slots: Vec<Slot>,
+    next: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Slot {
+    session: Mutex<Option<Arc<Session>>>,
+    /// One connect at a time per slot: the reads that find it empty wait for that one.
+    connecting: tokio::sync::Mutex<()>,
+}
+
+/// One connection and its prepared statements.
+struct Session {
+    client: Client,
+    user_by_id: Statement,
+    user_by_uuid: Statement,
+}
+
+impl Pipelined {
+    /// `None` when tokio-postgres cannot read `url` (an option only sqlx knows): reads then
+    /// stay on sqlx. `server_limit` becomes the session's statement and lock timeouts.
+    pub fn new(url: &str, timeout: Duration, server_limit: Duration) -> Option<Self> {
+        let mut config = match tokio_postgres::Config::from_str(url) {
+            Ok(config) => config,
+            Err(err) => {
+                tracing::warn!(cause = %err, "reads by key stay on the pool: tokio-postgres cannot read the URL");
+                return None;
+            }
+        };
+        let limit = server_limit.as_millis();
+        let options =
+            format!("{} -c statement_timeout={limit} -c lock_timeout={limit}", config.get_options().unwrap_or(""));
+        config.options(options.trim_start()).connect_timeout(timeout);
+        if config.get_application_name().is_none() {
+            // Tells these sessions apart from the pool's in pg_stat_activity.
+            config.application_name(APPLICATION_NAME);
+        }
+        let sessions = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let slots = (0..sessions).map(|_| Slot::default()).collect();
+        Some(Self { config, timeout, slots, next: AtomicUsize::new(0) })
+    }
+
+    pub async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
+        let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len()];
+        let read = async {
+            let session = self.session(slot).await?;
+            let found = match &id {
+                UserRef::Id(id) => session.client.query_opt(&session.user_by_id, &[&tenant, id]).await,
+                UserRef::Uuid(uuid) => session.client.query_opt(&session.user_by_uuid, &[&tenant, uuid]).await,
+            };
+            found.map_err(|err| failed(slot, err))
+        };
+        let row = match tokio::time::timeout(self.timeout, read).await {
+            Ok(row) => row?,
+            Err(_) => {
+                // Unanswered: the connection may be cut without a reset. The next read reconnects.
+                slot.clear();
+                return Err(StoreError::Unavailable(format!("no answer within {} ms", self.timeout.as_millis())));
+            }
+        };
+        row.map(user_from).transpose().map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
+    }
+
+    async fn session(&self, slot: &Slot) -> StoreResult<Arc<Session>> {
+        if let Some(session) = slot.current() {
+            return Ok(session);
+        }
+        let _turn = slot.connecting.lock().await;
+        if let Some(session) = slot.current() {
+            return Ok(session);
+        }
+        let session = Arc::new(self.open().await?);
+        *slot.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(session.clone());
+        Ok(session)
+    }
+
+    async fn open(&self) -> StoreResult<Session> {
+        let (client, connection) =
+            self.config.connect(NoTls).await.map_err(|err| StoreError::Unavailable(format!("connect: {err}")))?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::warn!(cause = %err, "a pipelined read connection ended");
+            }
+        });
+        let (user_by_id, user_by_uuid) = tokio::try_join!(
+            client.prepare_typed(USER_BY_ID, &[Type::TEXT, Type::INT8]),
+            client.prepare_typed(USER_BY_UUID, &[Type::TEXT, Type::UUID]),
+        )
+        .map_err(classify)?;
+        Ok(Session { client, user_by_id, user_by_uuid })
+    }
+}
+
+impl Slot {
+    fn current(&self) -> Option<Arc<Session>> {
+        let session = self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        session.as_ref().filter(|s| !s.client.is_closed()).cloned()
+    }
+
+    /// The next read opens a new session.
+    fn clear(&self) {
+        *self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
+    }
+}
+
+/// An error PostgreSQL answered keeps the session; any other means the connection is gone.
+fn failed(slot: &Slot, err: tokio_postgres::Error) -> StoreError {
+    if err.code().is_none() {
+        slot.clear();
+    }
+    classify(err)
+}
+
+fn classify(err: tokio_postgres::Error) -> StoreError {
+    let Some(code) = err.code().map(|c| c.code().to_owned()) else {
+        return StoreError::Unavailable(format!("connection: {err}"));
+    };
+    if is_unavailable_code(&code) {
+        StoreError::Unavailable(format!("database error {code}"))
+    } else {
+        StoreError::Other(anyhow::Error::new(err).context("database query"))
+    }
+}
+
+/// Decodes by position, in `user_columns!()` order.
+fn user_from(row: Row) -> Result<User, tokio_postgres::Error> {
+    Ok(User {
+        id: row.try_get(0)?,
+        uuid: row.try_get(1)?,
+        name: row.try_get(2)?,
+        email: row.try_get(3)?,
+        age: row.try_get(4)?,
+        created_at: row.try_get(5)?,
+        updated_at: row.try_get(6)?,
+        version: row.try_get(7)?,
+    })
+}
