@@ -18,13 +18,14 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 TANDEM = ROOT / "target/release/tandem"
 BARE = ROOT / "target/release/examples/bare_hyper"
+BARE_POEM = ROOT / "target/release/examples/bare_poem"
 OHA = ROOT / "bench/.tools/bin/oha"
 DB = os.environ.get("BENCH_DATABASE", "tandem_bench")
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 SECRET = "bench-secret-bench-secret-bench-secret-0000"
-PORT, BARE_PORT = 18090, 18181
+PORT, BARE_PORT, POEM_PORT = 18090, 18181, 18191
 USERS = int(os.environ.get("BENCH_USERS", "1000000"))
 CUSTOMERS = int(os.environ.get("BENCH_CUSTOMERS", "1000000"))
 DURATION = os.environ.get("BENCH_DURATION", "10s")
@@ -221,6 +222,7 @@ def main():
     print(f"data ready ({seeded:.1f} s)")
 
     bare = subprocess.Popen([str(BARE), f"127.0.0.1:{BARE_PORT}"], stderr=subprocess.DEVNULL)
+    bare_poem = subprocess.Popen([str(BARE_POEM), f"127.0.0.1:{POEM_PORT}"], stderr=subprocess.DEVNULL)
     server = subprocess.Popen([str(TANDEM), "serve"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     token = sh(str(TANDEM), "token", "--sub", "bench", "--role", "admin", "--ttl", "2h").strip()
     try:
@@ -228,6 +230,8 @@ def main():
         time.sleep(0.5)
 
         results["http ceiling (bare hyper)"] = wrk("/", port=BARE_PORT)
+        # Not a target: the floor poem itself sets under every route (one route, no middleware).
+        results["poem alone (one route, no middleware)"] = wrk("/", port=POEM_PORT)
         results["S0 GET /health/live"] = wrk("/health/live")
         results["S1 GET /api/v2/users/<random id>"] = wrk("/", token, "random_user.lua")
         results["S2 GET /api/v2/customers page 0, exact totals"] = wrk("/api/v2/customers?size=20", token)
@@ -250,7 +254,7 @@ def main():
         }
         rss = peak_rss_mb(server.pid)
     finally:
-        for process in (server, bare):
+        for process in (server, bare, bare_poem):
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
 
@@ -292,7 +296,8 @@ def main():
         best = max((p[scenario]["rps"] for p in peer_results.values()), default=0)
         if best:
             targets.append((f"{scenario} ≥ 2 × the best peer", rps / best, 2.0))
-    ceilings = {"db_user": db_user, "db_page": db_page, "get": get_ceiling, "db_insert": db_insert,
+    poem_share = results["poem alone (one route, no middleware)"]["rps"] / http
+    ceilings = {"poem_share": poem_share, "db_user": db_user, "db_page": db_page, "get": get_ceiling, "db_insert": db_insert,
                 "redis_set": redis_set, "insert": insert_ceiling}
     write(results, latency, rss, http, ceilings, targets, notes, peer_results)
 
@@ -318,6 +323,7 @@ def write(results, latency, rss, http, ceilings, targets, notes, peer_results):
         "| Ceiling | value |",
         "|---|---:|",
         f"| HTTP (bare hyper, fixed JSON) | {http:,.0f} req/s |",
+        f"| poem alone (one route, no middleware) as a share of bare hyper | {ceilings['poem_share']:.2f} |",
         f"| database: the user read (pgbench, 16 clients) | {ceilings['db_user']:,.0f} tps |",
         f"| database: customers page 0 with its counter (pgbench) | {ceilings['db_page']:,.0f} tps |",
         f"| GET ceiling = 1 / (1/http + 1/db) | {ceilings['get']:,.0f} req/s |",
