@@ -163,6 +163,20 @@ def peak_rss_mb(pid):
     return 0.0
 
 
+def s1_on_the_pool(token):
+    """S1 again, with reads by key on sqlx's pool as before src/store/postgres/pipelined.rs: a URL
+    option only sqlx knows keeps them there (README, TANDEM_DB_POOL_SIZE)."""
+    env = {**ENV, "TANDEM_DATABASE_URL": f"{PG_URL}?statement-cache-capacity=100"}
+    server = subprocess.Popen([str(TANDEM), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(f"http://127.0.0.1:{PORT}/health/ready")
+        time.sleep(0.5)
+        return wrk("/", token, "random_user.lua")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+
 PEERS = BENCH / "peers"
 PEER_SCENARIOS = {
     "S1": ("/", "random_user.lua"),
@@ -257,6 +271,8 @@ def main():
         for process in (server, bare, bare_poem):
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+
+    results["S1 with reads on sqlx's pool (before pipelining)"] = s1_on_the_pool(token)
 
     try:
         peer_results = peers(token)

@@ -112,13 +112,13 @@ fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), A
     let Some(lifecycle) = state.lifecycle(version) else { return Ok(()) };
     let now = (state.clock)();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
-    let gone = ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
+    let gone = || ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
     match lifecycle.stage(now) {
-        Stage::Sunset => Err(gone),
+        Stage::Sunset => Err(gone()),
         Stage::Brownout { until } => {
-            Err(gone.with_header("retry-after", (until - now).num_seconds().max(1).to_string()))
+            Err(gone().with_header("retry-after", (until - now).num_seconds().max(1).to_string()))
         }
-        _ if rehearsal => Err(gone),
+        _ if rehearsal => Err(gone()),
         _ => Ok(()),
     }
 }
