@@ -44,6 +44,23 @@ macro_rules! user_columns {
     };
 }
 
+/// A `User` from a row that selects `user_columns!()` first, by position, with either driver
+/// (sqlx's `PgRow`, tokio-postgres's `Row`: both have `try_get(index)`).
+macro_rules! user_from_row {
+    ($row:expr) => {
+        crate::core::user::User {
+            id: $row.try_get(0)?,
+            uuid: $row.try_get(1)?,
+            name: $row.try_get(2)?,
+            email: $row.try_get(3)?,
+            age: $row.try_get(4)?,
+            created_at: $row.try_get(5)?,
+            updated_at: $row.try_get(6)?,
+            version: $row.try_get(7)?,
+        }
+    };
+}
+
 mod customers;
 mod held;
 mod ops;

@@ -160,16 +160,6 @@ fn classify(err: tokio_postgres::Error) -> StoreError {
     }
 }
 
-/// Decodes by position, in `user_columns!()` order.
 fn user_from(row: Row) -> Result<User, tokio_postgres::Error> {
-    Ok(User {
-        id: row.try_get(0)?,
-        uuid: row.try_get(1)?,
-        name: row.try_get(2)?,
-        email: row.try_get(3)?,
-        age: row.try_get(4)?,
-        created_at: row.try_get(5)?,
-        updated_at: row.try_get(6)?,
-        version: row.try_get(7)?,
-    })
+    Ok(user_from_row!(row))
 }

@@ -3,7 +3,6 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, postgres::PgRow};
-use uuid::Uuid;
 
 use super::{PgStore, bind_all, classify, read_total};
 use crate::{
@@ -32,18 +31,8 @@ fn bind_ref<'q>(
     }
 }
 
-/// Decodes by position: every query that uses this selects `user_columns!()` first, in that order.
 fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
-    Ok(User {
-        id: row.try_get(0)?,
-        uuid: row.try_get::<Uuid, _>(1)?,
-        name: row.try_get(2)?,
-        email: row.try_get(3)?,
-        age: row.try_get(4)?,
-        created_at: row.try_get::<DateTime<Utc>, _>(5)?,
-        updated_at: row.try_get::<DateTime<Utc>, _>(6)?,
-        version: row.try_get(7)?,
-    })
+    Ok(user_from_row!(row))
 }
 
 #[async_trait]
