@@ -12,6 +12,7 @@ use crate::harness::{Backend, TestApp, app::test_settings};
 crate::scenarios![
     more_concurrent_lists_than_connections_all_answer;
     postgres only: concurrent_reads_by_key_share_pipelined_sessions,
+    reads_by_key_survive_a_column_type_change,
     a_url_only_sqlx_reads_keeps_reads_on_the_pool
 ];
 
@@ -69,5 +70,24 @@ async fn more_concurrent_lists_than_connections_all_answer(backend: Backend) {
     for reply in &replies {
         reply.assert_status(200);
         assert_eq!(reply.json()["totalElements"], 0);
+    }
+}
+
+/// A migration under a running instance changes the type of a column the prepared reads
+/// return: PostgreSQL refuses their cached plans, and every read still answers.
+async fn reads_by_key_survive_a_column_type_change(backend: Backend) {
+    let app = backend.spawn().await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+    let path = format!("/users/{id}");
+    for _ in 0..4 {
+        app.get(&path).await.assert_status(200);
+    }
+    let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+    sqlx::query("ALTER TABLE users ALTER COLUMN name TYPE varchar(300)").execute(&pool).await.unwrap();
+    pool.close().await;
+    for _ in 0..8 {
+        let reply = app.get(&path).await;
+        reply.assert_status(200);
+        assert_eq!(reply.json(), serde_json::json!({"id": id, "name": "Ada"}));
     }
 }

@@ -19,7 +19,7 @@ use std::{
     time::Duration,
 };
 
-use tokio_postgres::{Client, NoTls, Row, Statement, types::Type};
+use tokio_postgres::{Client, NoTls, Row, Statement, error::SqlState, types::Type};
 
 use super::is_unavailable_code;
 use crate::{
@@ -82,11 +82,16 @@ impl Pipelined {
         let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len()];
         let read = async {
             let session = self.session(slot).await?;
-            let found = match &id {
-                UserRef::Id(id) => session.client.query_opt(&session.user_by_id, &[&tenant, id]).await,
-                UserRef::Uuid(uuid) => session.client.query_opt(&session.user_by_uuid, &[&tenant, uuid]).await,
-            };
-            found.map_err(|err| failed(slot, err))
+            match query_user(&session, tenant, &id).await {
+                // A column the statements read changed type (a migration under a running
+                // instance): PostgreSQL refuses the prepared plan; a new session prepares afresh.
+                Err(err) if err.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED) => {
+                    slot.forget(&session);
+                    let session = self.session(slot).await?;
+                    query_user(&session, tenant, &id).await.map_err(|err| failed(slot, &session, err))
+                }
+                found => found.map_err(|err| failed(slot, &session, err)),
+            }
         };
         let row = match tokio::time::timeout(self.timeout, read).await {
             Ok(row) => row?,
@@ -129,6 +134,13 @@ impl Pipelined {
     }
 }
 
+async fn query_user(session: &Session, tenant: &str, id: &UserRef) -> Result<Option<Row>, tokio_postgres::Error> {
+    match id {
+        UserRef::Id(id) => session.client.query_opt(&session.user_by_id, &[&tenant, id]).await,
+        UserRef::Uuid(uuid) => session.client.query_opt(&session.user_by_uuid, &[&tenant, uuid]).await,
+    }
+}
+
 impl Slot {
     fn current(&self) -> Option<Arc<Session>> {
         let session = self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -139,12 +151,20 @@ impl Slot {
     fn clear(&self) {
         *self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
     }
+
+    /// Forgets `session`, unless a newer one already replaced it.
+    fn forget(&self, session: &Arc<Session>) {
+        let mut current = self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, session)) {
+            *current = None;
+        }
+    }
 }
 
 /// An error PostgreSQL answered keeps the session; any other means the connection is gone.
-fn failed(slot: &Slot, err: tokio_postgres::Error) -> StoreError {
+fn failed(slot: &Slot, session: &Arc<Session>, err: tokio_postgres::Error) -> StoreError {
     if err.code().is_none() {
-        slot.clear();
+        slot.forget(session);
     }
     classify(err)
 }
