@@ -56,11 +56,20 @@ impl Conn<'_> {
     /// result, or an error PostgreSQL itself answered. After any other error the idle
     /// connections go back to sqlx too: they most likely went down with this one, and sqlx's
     /// ping sorts out which did, instead of the next requests finding out one by one.
+    ///
+    /// A plan PostgreSQL refuses because a result type changed (a migration under a running
+    /// instance) would fail again from sqlx's statement cache on every connection that holds
+    /// it: this one and the idle ones are closed instead, and new ones prepare afresh.
     pub fn settle<T>(mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
         self.reusable = matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
-        if !self.reusable {
-            let idle = std::mem::take(&mut *self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-            drop(idle);
+        let stale_plan = matches!(&result, Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("0A000"));
+        if !self.reusable || stale_plan {
+            let mut idle = std::mem::take(&mut *self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            if stale_plan {
+                self.reusable = false;
+                idle.extend(self.conn.take());
+                idle.iter_mut().for_each(PoolConnection::close_on_drop);
+            }
         }
         result
     }
