@@ -61,15 +61,16 @@ impl Conn<'_> {
     /// instance) would fail again from sqlx's statement cache on every connection that holds
     /// it: this one and the idle ones are closed instead, and new ones prepare afresh.
     pub fn settle<T>(mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
-        self.reusable = matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
         let stale_plan = matches!(&result, Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("0A000"));
-        if !self.reusable || stale_plan {
+        self.reusable =
+            !stale_plan && matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
+        if !self.reusable {
             let mut idle = std::mem::take(&mut *self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
             if stale_plan {
-                self.reusable = false;
                 idle.extend(self.conn.take());
                 idle.iter_mut().for_each(PoolConnection::close_on_drop);
             }
+            // Dropped here: back to sqlx's pool, which pings them, or closes them.
         }
         result
     }
