@@ -34,7 +34,9 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
     let mut response = match key {
-        Some(key) => idempotency::keyed(next.as_ref(), req, &state, &key).await?,
+        // Boxed: the keyed path's future is several KB; inline, every request would carry
+        // (and copy) it through each layer.
+        Some(key) => Box::pin(idempotency::keyed(next.as_ref(), req, &state, &key)).await?,
         None => next.call(req).await?.into_response(),
     };
     if let Some(vendor_type) = vendor_type {

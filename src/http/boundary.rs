@@ -34,7 +34,10 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
 
     // poem's CatchPanic answers outside the error mapper; catching here keeps one body shape.
     // poem has no request timeout either: past it the request is dropped and answers 503.
-    let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(next.call(req)).catch_unwind());
+    // Boxed once here so that the wrappers below, and poem's layers above, move a pointer
+    // rather than the whole inner future on every request (memmove was 7% of a trivial route).
+    let inner = Box::pin(next.call(req));
+    let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(inner).catch_unwind());
     let result = match preflight {
         // A preflight carries no credentials: it is answered before authentication.
         Some(preflight) => Ok(preflight),
