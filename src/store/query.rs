@@ -115,6 +115,13 @@ impl ListSql<'_> {
         self.deferred_join && self.after.is_none() && self.offset >= DEFERRED_JOIN_FROM
     }
 
+    /// Whether the page is one short range of an index read from its start: no keyword, no
+    /// offset, and a filter only under the id order (the filtered column's index then ends
+    /// with id). Such a read takes about as long as a read by key.
+    pub fn is_index_range(&self) -> bool {
+        self.keyword.is_none() && self.offset == 0 && (self.equals.is_empty() || self.order.len() == 1)
+    }
+
     /// The rows of one page or slice. With the exact `total` of a deep page in the second half,
     /// the page is read from the far end: the skipped part is then the shorter one.
     pub fn page_knowing(&self, dialect: Dialect, total: Option<u64>) -> (String, Vec<SqlValue>) {
@@ -305,6 +312,21 @@ mod tests {
             reversed: false,
             counter: None,
         }
+    }
+
+    #[test]
+    fn only_unfiltered_or_id_ordered_first_reads_are_index_ranges() {
+        let mut q = query(None);
+        assert!(!q.is_index_range(), "a keyword scans");
+        q.keyword = None;
+        assert!(!q.is_index_range(), "an offset skips rows");
+        q.offset = 0;
+        assert!(!q.is_index_range(), "a filter under another order than id's scans that order's index");
+        q.order = vec![(ID, Direction::Desc)];
+        assert!(q.is_index_range());
+        let mut slice = query(Some(vec![SqlValue::Text("m".into()), SqlValue::Int(7)]));
+        (slice.keyword, slice.offset, slice.equals) = (None, 0, Vec::new());
+        assert!(slice.is_index_range(), "a cursor slice starts at its key");
     }
 
     #[test]

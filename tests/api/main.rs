@@ -1,6 +1,7 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
 mod auth;
+mod concurrent_creates;
 mod connections;
 mod contract;
 mod cors;
@@ -42,6 +43,7 @@ fn main() {
         dispatch::scenarios(),
         deprecation::scenarios(),
         idempotency::scenarios(),
+        concurrent_creates::scenarios(),
         customers::scenarios(),
         imports::scenarios(),
         operations::scenarios(),

@@ -2,36 +2,40 @@
 //! the same transaction.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use sqlx::{Connection, Row, postgres::PgRow};
 use uuid::Uuid;
 
-use super::{PgStore, bind_all, classify, read_total};
+use super::{PgStore, classify, lift_limit, lists::Decode, read_total, restore_limit};
 use crate::{
     core::{
         customer::{Customer, NewCustomer},
         idempotency::IdempotencyRecord,
         import::{ImportReport, ImportStatus},
     },
-    store::{
-        CustomerList, CustomerStore, StoreResult, customers::branch_counts, query::Dialect, timed, with_import_budget,
-    },
+    store::{CustomerList, CustomerStore, StoreResult, customers::branch_counts, timed, with_import_budget},
 };
 
 const BATCH: usize = 5000;
 
-/// Decodes by position (a name lookup per cell showed in the list's profile): every query
-/// that uses this selects `CustomerList::COLUMNS` first, in that order.
+/// A `Customer` by position (a name lookup per cell showed in the list's profile), from
+/// either driver's row: every query that uses this selects `CustomerList::COLUMNS` first, in
+/// that order.
+macro_rules! customer_from_row {
+    ($row:expr) => {
+        Customer {
+            id: $row.try_get(0)?,
+            customer_number: $row.try_get(1)?,
+            name: $row.try_get(2)?,
+            email: $row.try_get(3)?,
+            phone: $row.try_get(4)?,
+            branch_code: $row.try_get(5)?,
+            created_date: $row.try_get(6)?,
+        }
+    };
+}
+
 fn customer_from(row: PgRow) -> Result<Customer, sqlx::Error> {
-    Ok(Customer {
-        id: row.try_get(0)?,
-        customer_number: row.try_get(1)?,
-        name: row.try_get(2)?,
-        email: row.try_get(3)?,
-        phone: row.try_get(4)?,
-        branch_code: row.try_get(5)?,
-        created_date: row.try_get::<DateTime<Utc>, _>(6)?,
-    })
+    Ok(customer_from_row!(row))
 }
 
 fn report_from(row: &PgRow) -> Result<ImportReport, sqlx::Error> {
@@ -60,24 +64,8 @@ impl CustomerStore for PgStore {
                 true => Some(self.with_conn(async |c| read_total(c, &list).await).await?),
                 false => None,
             };
-            let (sql, params) = list.page_knowing(Dialect::Postgres, known);
-            // The total comes with the rows from a counter; otherwise it is read after them, on
-            // the same connection: taking a second one while holding the first could leave every
-            // request of a busy pool holding one and waiting for another.
-            let (rows, total) = self
-                .with_conn(async |c| {
-                    let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
-                    let total = match (query.count, &list.counter, rows.first(), known) {
-                        (false, ..) => None,
-                        (true, Some(_), Some(row), _) => Some(row.try_get::<i64, _>("total")? as u64),
-                        (true, _, _, Some(known)) => Some(known),
-                        (true, ..) => Some(read_total(c, &list).await?),
-                    };
-                    Ok((rows, total))
-                })
-                .await?;
-            let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok((customers, total))
+            let decode = Decode { pooled: customer_from, pipelined: |row| Ok(customer_from_row!(row)) };
+            self.list_page(&list, query.count, known, decode).await
         })
         .await
     }
@@ -117,55 +105,10 @@ impl CustomerStore for PgStore {
         let errors = serde_json::to_string(&report.errors).map_err(|e| crate::store::StoreError::Other(e.into()))?;
         timed(with_import_budget(self.timeout), async {
             self.with_conn(async |c| {
-                let mut tx = c.begin().await?;
-                sqlx::query(
-                    "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
-                     idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )
-                .bind(report.id)
-                .bind(tenant)
-                .bind(report.status.as_str())
-                .bind(report.received as i64)
-                .bind(report.created as i64)
-                .bind(report.skipped as i64)
-                .bind(&errors)
-                .bind(report.created_at)
-                .bind(idempotency.map(|i| i.scope.as_str()))
-                .bind(idempotency.map(|i| i.fingerprint.as_str()))
-                .execute(&mut *tx)
-                .await
-                ?;
-                for chunk in rows.chunks(BATCH) {
-                    let column = |f: fn(&NewCustomer) -> &str| chunk.iter().map(|c| f(c).to_string()).collect::<Vec<_>>();
-                    sqlx::query(
-                        "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
-                         SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
-                    )
-                    .bind(tenant)
-                    .bind(report.id)
-                    .bind(column(|c| c.customer_number.as_str()))
-                    .bind(column(|c| c.name.as_str()))
-                    .bind(column(|c| c.email.as_str()))
-                    .bind(column(|c| c.phone.as_str()))
-                    .bind(column(|c| c.branch_code.as_str()))
-                    .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
-                    .execute(&mut *tx)
-                    .await
-                    ?;
-                }
-                for (branch, n) in branch_counts(rows) {
-                    sqlx::query(
-                        "INSERT INTO customer_counts (tenant, branch_code, n) VALUES ($1, $2, $3) \
-                         ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
-                    )
-                    .bind(tenant)
-                    .bind(branch)
-                    .bind(n)
-                    .execute(&mut *tx)
-                    .await
-                    ?;
-                }
-                tx.commit().await
+                lift_limit(c, self.timeout).await?;
+                let done = import(c, tenant, report, rows, idempotency, &errors).await;
+                restore_limit(c).await?;
+                done
             })
             .await
         })
@@ -198,4 +141,62 @@ impl CustomerStore for PgStore {
         })
         .await
     }
+}
+
+/// One import in one transaction: its report, its rows, the branch counters.
+async fn import(
+    c: &mut sqlx::PgConnection,
+    tenant: &str,
+    report: &ImportReport,
+    rows: &[NewCustomer],
+    idempotency: Option<&IdempotencyRecord>,
+    errors: &str,
+) -> Result<(), sqlx::Error> {
+    let mut tx = c.begin().await?;
+    sqlx::query(
+        "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
+                 idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(report.id)
+    .bind(tenant)
+    .bind(report.status.as_str())
+    .bind(report.received as i64)
+    .bind(report.created as i64)
+    .bind(report.skipped as i64)
+    .bind(errors)
+    .bind(report.created_at)
+    .bind(idempotency.map(|i| i.scope.as_str()))
+    .bind(idempotency.map(|i| i.fingerprint.as_str()))
+    .execute(&mut *tx)
+    .await?;
+    for chunk in rows.chunks(BATCH) {
+        let column = |f: fn(&NewCustomer) -> &str| chunk.iter().map(|c| f(c).to_string()).collect::<Vec<_>>();
+        sqlx::query(
+                    "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
+                     SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
+                )
+                .bind(tenant)
+                .bind(report.id)
+                .bind(column(|c| c.customer_number.as_str()))
+                .bind(column(|c| c.name.as_str()))
+                .bind(column(|c| c.email.as_str()))
+                .bind(column(|c| c.phone.as_str()))
+                .bind(column(|c| c.branch_code.as_str()))
+                .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
+                .execute(&mut *tx)
+                .await
+                ?;
+    }
+    for (branch, n) in branch_counts(rows) {
+        sqlx::query(
+            "INSERT INTO customer_counts (tenant, branch_code, n) VALUES ($1, $2, $3) \
+                     ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
+        )
+        .bind(tenant)
+        .bind(branch)
+        .bind(n)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
 }

@@ -1,6 +1,6 @@
 //! PostgreSQL backend.
 
-use std::{str::FromStr, time::Duration};
+use std::{str::FromStr, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 use sqlx::{
@@ -62,7 +62,9 @@ macro_rules! user_from_row {
 }
 
 mod customers;
+mod gathered;
 mod held;
+mod lists;
 mod ops;
 mod pipelined;
 mod users;
@@ -70,7 +72,9 @@ mod users;
 pub struct PgStore {
     /// Opens connections and takes back the ones `held` gives up.
     pool: PgPool,
-    held: held::Held,
+    held: Arc<held::Held>,
+    /// Creates users, many per statement when many arrive at once.
+    inserts: gathered::Gathered,
     /// Reads by key; `None` when tokio-postgres cannot read the URL.
     reads: Option<pipelined::Pipelined>,
     timeout: Duration,
@@ -93,7 +97,9 @@ impl PgStore {
             sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         }
         let reads = pipelined::Pipelined::new(url, timeout, server_limit);
-        Ok(Self { held: held::Held::new(pool.clone(), pool_size), pool, reads, timeout })
+        let held = Arc::new(held::Held::new(pool.clone(), pool_size));
+        let inserts = gathered::Gathered::start(held.clone());
+        Ok(Self { held, inserts, pool, reads, timeout })
     }
 
     /// Runs `work` on a held connection (see `held`): statements, or a transaction begun on it.
@@ -101,10 +107,32 @@ impl PgStore {
         &self,
         work: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
     ) -> StoreResult<T> {
-        let mut conn = self.held.acquire().await.map_err(classify)?;
-        let result = work(&mut conn).await;
-        conn.settle(result).map_err(classify)
+        on_held(&self.held, work).await
     }
+}
+
+/// Lifts the server's statement limit on `c` to the import budget: bulk statements (seeding,
+/// imports, VACUUM) outlast the limit every connection starts with. Undo with [`restore_limit`].
+async fn lift_limit(c: &mut PgConnection, timeout: Duration) -> Result<(), sqlx::Error> {
+    let limit = super::server_side_limit(super::with_import_budget(timeout)).as_millis().to_string();
+    sqlx::query("SELECT set_config('statement_timeout', $1, false)").bind(limit).execute(c).await?;
+    Ok(())
+}
+
+/// Back to the statement limit the connection started with.
+async fn restore_limit(c: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("RESET statement_timeout").execute(c).await?;
+    Ok(())
+}
+
+/// Runs `work` on a connection from `held` and settles it with the result.
+async fn on_held<T>(
+    held: &held::Held,
+    work: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
+) -> StoreResult<T> {
+    let mut conn = held.acquire().await.map_err(classify)?;
+    let result = work(&mut conn).await;
+    conn.settle(result).map_err(classify)
 }
 
 fn classify(err: sqlx::Error) -> StoreError {
@@ -155,8 +183,13 @@ impl Store for PgStore {
         timed(super::with_import_budget(self.timeout), async {
             // VACUUM too: a bulk-loaded table has no visibility map, so "index-only" scans would
             // still read every row.
-            self.with_conn(async |c| sqlx::query("VACUUM ANALYZE users, customers, customer_counts").execute(c).await)
-                .await?;
+            self.with_conn(async |c| {
+                lift_limit(c, self.timeout).await?;
+                let done = sqlx::query("VACUUM ANALYZE users, customers, customer_counts").execute(&mut *c).await;
+                restore_limit(c).await?;
+                done
+            })
+            .await?;
             Ok(())
         })
         .await

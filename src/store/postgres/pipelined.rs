@@ -1,16 +1,19 @@
-//! Reads of one user by key, pipelined. sqlx runs one query at a time per connection, so each
-//! read cost PostgreSQL a wake-up, a recv and a send of its own: under load that was most of
-//! the database's CPU per read (bench/RESULTS.md). tokio-postgres writes each query into the
-//! socket as it is issued, without waiting for the answers before it, so concurrent reads
-//! share the system calls and wake-ups on both ends.
+//! Short reads, pipelined: users by key, and list pages that read one short index range. sqlx
+//! runs one query at a time per connection, so each read cost PostgreSQL a wake-up, a recv and
+//! a send of its own: under load that was most of the database's CPU per read
+//! (bench/RESULTS.md). tokio-postgres writes each query into the socket as it is issued,
+//! without waiting for the answers before it, so concurrent reads share the system calls and
+//! wake-ups on both ends.
 //!
-//! One connection per core serves every read by key, taken in turn (1, 2 and 4 on 2 cores
+//! One connection per core serves every such read, taken in turn (1, 2 and 4 on 2 cores
 //! measured alike; 8 spread the pipelines thin and raised PostgreSQL's CPU per read). A session
 //! that fails, or leaves a query unanswered within the timeout, is dropped; the next read on
-//! its slot opens a new one. Only key lookups come here: they never wait on row locks, so nothing queued
-//! behind one waits long. Everything else stays on sqlx's pool.
+//! its slot opens a new one. Only reads about as quick as a lookup by key come here: they never
+//! wait on row locks, so nothing queued behind one waits long. Everything else stays on sqlx's
+//! pool.
 
 use std::{
+    collections::HashMap,
     str::FromStr,
     sync::{
         Arc, Mutex,
@@ -19,12 +22,16 @@ use std::{
     time::Duration,
 };
 
-use tokio_postgres::{Client, NoTls, Row, Statement, error::SqlState, types::Type};
+use tokio_postgres::{
+    Client, NoTls, Row, Statement,
+    error::SqlState,
+    types::{ToSql, Type},
+};
 
 use super::is_unavailable_code;
 use crate::{
     core::user::{User, UserRef},
-    store::{StoreError, StoreResult},
+    store::{StoreError, StoreResult, query::SqlValue},
 };
 
 /// The sessions' `application_name`, unless the URL sets one.
@@ -52,7 +59,12 @@ struct Session {
     client: Client,
     user_by_id: Statement,
     user_by_uuid: Statement,
+    /// List statements prepared on this session, by text and parameter types.
+    statements: Mutex<HashMap<(String, Vec<Type>), Statement>>,
 }
+
+/// List statements kept per session at most.
+const MAX_STATEMENTS: usize = 256;
 
 impl Pipelined {
     /// `None` when tokio-postgres cannot read `url` (an option only sqlx knows): reads then
@@ -79,29 +91,51 @@ impl Pipelined {
     }
 
     pub async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
+        let row = self.run(|session| async move { query_user(&session, tenant, &id).await }).await?;
+        row.map(user_from).transpose().map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
+    }
+
+    /// The rows of a list page that reads one short index range (`ListSql::is_index_range`):
+    /// as quick as a read by key, so it can share the pipeline. Its statement is prepared
+    /// once per session.
+    pub async fn list(&self, sql: &str, params: &[SqlValue]) -> StoreResult<Vec<Row>> {
+        let types: Vec<Type> = params.iter().map(param_type).collect();
+        let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(param_value).collect();
+        let (types, values) = (&types, &values);
+        self.run(|session| async move {
+            let statement = session.statement(sql, types).await?;
+            session.client.query(&statement, values).await
+        })
+        .await
+    }
+
+    /// Runs `read` on the next session, within the timeout.
+    async fn run<T, F>(&self, read: impl Fn(Arc<Session>) -> F) -> StoreResult<T>
+    where
+        F: Future<Output = Result<T, tokio_postgres::Error>>,
+    {
         let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len()];
-        let read = async {
+        let attempt = async {
             let session = self.session(slot).await?;
-            match query_user(&session, tenant, &id).await {
+            match read(session.clone()).await {
                 // A column the statements read changed type (a migration under a running
                 // instance): PostgreSQL refuses the prepared plan; a new session prepares afresh.
                 Err(err) if err.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED) => {
                     slot.forget(&session);
                     let session = self.session(slot).await?;
-                    query_user(&session, tenant, &id).await.map_err(|err| failed(slot, &session, err))
+                    read(session.clone()).await.map_err(|err| failed(slot, &session, err))
                 }
-                found => found.map_err(|err| failed(slot, &session, err)),
+                answered => answered.map_err(|err| failed(slot, &session, err)),
             }
         };
-        let row = match tokio::time::timeout(self.timeout, read).await {
-            Ok(row) => row?,
+        match tokio::time::timeout(self.timeout, attempt).await {
+            Ok(answered) => answered,
             Err(_) => {
                 // Unanswered: the connection may be cut without a reset. The next read reconnects.
                 slot.clear();
-                return Err(StoreError::Unavailable(format!("no answer within {} ms", self.timeout.as_millis())));
+                Err(StoreError::Unavailable(format!("no answer within {} ms", self.timeout.as_millis())))
             }
-        };
-        row.map(user_from).transpose().map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
+        }
     }
 
     async fn session(&self, slot: &Slot) -> StoreResult<Arc<Session>> {
@@ -130,7 +164,47 @@ impl Pipelined {
             client.prepare_typed(USER_BY_UUID, &[Type::TEXT, Type::UUID]),
         )
         .map_err(classify)?;
-        Ok(Session { client, user_by_id, user_by_uuid })
+        Ok(Session { client, user_by_id, user_by_uuid, statements: Mutex::default() })
+    }
+}
+
+impl Session {
+    /// The prepared statement for `sql` with parameters of `types`, from this session's cache.
+    async fn statement(&self, sql: &str, types: &[Type]) -> Result<Statement, tokio_postgres::Error> {
+        let key = (sql.to_owned(), types.to_vec());
+        if let Some(statement) = self.cached().get(&key) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare_typed(sql, types).await?;
+        let mut cached = self.cached();
+        // List shapes are few (sort keys, filters, windows); past the bound, new ones stay unkept.
+        if cached.len() < MAX_STATEMENTS {
+            cached.insert(key, statement.clone());
+        }
+        Ok(statement)
+    }
+
+    fn cached(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Vec<Type>), Statement>> {
+        self.statements.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The type sqlx gives the same value (`bind_all`), so both paths plan alike.
+fn param_type(value: &SqlValue) -> Type {
+    match value {
+        SqlValue::Int(_) | SqlValue::Null => Type::INT8,
+        SqlValue::Text(_) => Type::TEXT,
+        SqlValue::Time(_) => Type::TIMESTAMPTZ,
+    }
+}
+
+fn param_value(value: &SqlValue) -> &(dyn ToSql + Sync) {
+    const NULL: Option<i64> = None;
+    match value {
+        SqlValue::Int(i) => i,
+        SqlValue::Text(t) => t,
+        SqlValue::Time(t) => t,
+        SqlValue::Null => &NULL,
     }
 }
 

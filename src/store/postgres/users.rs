@@ -4,10 +4,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, postgres::PgRow};
 
-use super::{PgStore, bind_all, classify, read_total};
+use super::{PgStore, classify, lift_limit, lists::Decode, restore_limit};
 use crate::{
     core::user::{User, UserFields, UserRef},
-    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
+    store::{NewUser, StoreResult, UserList, UserStore, timed, with_import_budget},
 };
 
 /// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
@@ -31,46 +31,22 @@ fn bind_ref<'q>(
     }
 }
 
-fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
+pub(super) fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
     Ok(user_from_row!(row))
 }
 
 #[async_trait]
 impl UserStore for PgStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
-        let sql = concat!(
-            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
-            "idempotency_scope, idempotency_fingerprint) ",
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING ",
-            user_columns!()
-        );
-        timed(self.timeout, async {
-            let row = self
-                .with_conn(async |c| {
-                    sqlx::query(sql)
-                        .bind(user.uuid)
-                        .bind(tenant)
-                        .bind(user.fields.name.as_str())
-                        .bind(user.fields.email.as_str())
-                        .bind(user.fields.email.key())
-                        .bind(user.fields.age.map(|a| a.get()))
-                        .bind(user.now)
-                        .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
-                        .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-                        .fetch_one(c)
-                        .await
-                })
-                .await?;
-            user_from(row).map_err(classify)
-        })
-        .await
+        timed(self.timeout, self.inserts.insert(tenant, user)).await
     }
 
     async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {
         let column = |f: fn(&NewUser) -> String| users.iter().map(f).collect::<Vec<_>>();
         timed(with_import_budget(self.timeout), async {
             self.with_conn(async |c| {
-                sqlx::query(
+                lift_limit(c, self.timeout).await?;
+                let done = sqlx::query(
                     "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) \
                      SELECT $1, u, n, e, k, a, t, t FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], \
                      $7::timestamptz[]) AS rows (u, n, e, k, a, t)",
@@ -82,8 +58,10 @@ impl UserStore for PgStore {
                 .bind(column(|u| u.fields.email.key()))
                 .bind(users.iter().map(|u| u.fields.age.map(|a| a.get())).collect::<Vec<_>>())
                 .bind(users.iter().map(|u| u.now).collect::<Vec<_>>())
-                .execute(c)
-                .await
+                .execute(&mut *c)
+                .await;
+                restore_limit(c).await?;
+                done
             })
             .await?;
             Ok(())
@@ -125,26 +103,8 @@ impl UserStore for PgStore {
 
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
         let list = query.sql(tenant);
-        timed(self.timeout, async {
-            let (sql, params) = list.page(Dialect::Postgres);
-            // The total comes with the rows from the counter; otherwise it is read after them, on
-            // the same connection: taking a second one while holding the first could leave every
-            // request of a busy pool holding one and waiting for another.
-            let (rows, total) = self
-                .with_conn(async |c| {
-                    let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
-                    let total = match (query.count, &list.counter, rows.first()) {
-                        (false, _, _) => None,
-                        (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total")? as u64),
-                        (true, _, _) => Some(read_total(c, &list).await?),
-                    };
-                    Ok((rows, total))
-                })
-                .await?;
-            let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok((users, total))
-        })
-        .await
+        let decode = Decode { pooled: user_from, pipelined: |row| Ok(user_from_row!(row)) };
+        timed(self.timeout, self.list_page(&list, query.count, None, decode)).await
     }
 
     async fn update_user(
