@@ -12,6 +12,8 @@ crate::scenarios![
     a_locked_store_is_503_within_the_timeout,
     a_request_past_the_request_timeout_is_503;
     postgres only: an_unreachable_store_is_503_then_recovers,
+    readiness_is_ready_at_once_when_the_database_is_back,
+    an_abandoned_query_closes_its_connection,
     a_silent_store_is_503_then_reads_recover
 ];
 
@@ -50,6 +52,61 @@ async fn an_unreachable_store_is_503_then_recovers(backend: Backend) {
     proxy.restore();
     assert!(eventually(&app, &format!("/users/{id}"), 200, Duration::from_secs(5)).await, "no recovery");
     send(app.client.get(app.url("/health/ready"))).await.assert_status(200);
+}
+
+/// Every idle connection died while the database was away, and no request found out: the
+/// first readiness probe after it is back must still say ready, not report one dead connection.
+async fn readiness_is_ready_at_once_when_the_database_is_back(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let proxy = Proxy::start("127.0.0.1:5432".parse().unwrap()).await;
+    let through_proxy = database_url.replacen("127.0.0.1:5432", &proxy.addr.to_string(), 1);
+    let app = TestApp::start(test_settings(&through_proxy)).await;
+    app.create_user("Ada", "ada@example.com").await;
+    // Keyword searches run on held connections, which stay idle between requests.
+    let searches = futures_util::future::join_all((0..4).map(|_| app.get("/api/v2/users?keyword=ad"))).await;
+    for reply in &searches {
+        reply.assert_status(200);
+    }
+
+    proxy.cut();
+    proxy.restore();
+    let ready = send(app.client.get(app.url("/health/ready"))).await;
+    ready.assert_status(200);
+    assert_eq!(ready.json()["checks"]["database"], "ok");
+}
+
+/// A request that gives up mid-query leaves its connection mid-protocol: it is closed, not
+/// handed to the next request.
+async fn an_abandoned_query_closes_its_connection(backend: Backend) {
+    let app = backend
+        .spawn_with(|s| {
+            s.db_timeout_ms = 5000;
+            s.request_timeout_ms = 300;
+        })
+        .await;
+    let lock = WriteLock::take(&app.database_url).await;
+    // A keyword search runs on a held connection and waits for the lock.
+    app.get("/api/v2/users?keyword=ad").await.assert_status(503);
+    lock.release().await;
+
+    let backends_left = async || {
+        let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+        let row = sqlx::query(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND query LIKE '%ILIKE%' AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+        sqlx::Row::get::<i64, _>(&row, 0)
+    };
+    let start = Instant::now();
+    while backends_left().await > 0 {
+        assert!(start.elapsed() < Duration::from_secs(3), "the abandoned connection is still open");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    app.get("/api/v2/users?keyword=ad").await.assert_status(200);
 }
 
 /// The connections stay open but nothing comes back: no reset tells the app they are gone.

@@ -6,6 +6,10 @@
 //!
 //! Every query and transaction takes its connection here, so the permits bound what is in
 //! use: a holder that finds the stack empty knows sqlx's pool has a free slot.
+//!
+//! A connection whose work was abandoned (a timeout or a cancelled request) is closed: it
+//! stopped mid-protocol, perhaps with a session setting changed for bulk work, and sqlx's
+//! ping on return would wait for good on one that went silent.
 
 use std::{
     ops::{Deref, DerefMut},
@@ -17,14 +21,25 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 pub struct Held {
     pool: PgPool,
-    idle: Mutex<Vec<PoolConnection<Postgres>>>,
+    idle: Mutex<Idle>,
     permits: Semaphore,
+}
+
+#[derive(Default)]
+struct Idle {
+    stack: Vec<PoolConnection<Postgres>>,
+    /// Bumped whenever the stack is given back to sqlx after a failure: a connection taken
+    /// before that went through the same failure, even if its own query finished first.
+    flushes: u64,
 }
 
 /// One connection in use. Give the query's result to [`Conn::settle`] to keep it.
 pub struct Conn<'a> {
     conn: Option<PoolConnection<Postgres>>,
     home: &'a Held,
+    /// `Idle::flushes` when this was taken.
+    taken_at: u64,
+    settled: bool,
     reusable: bool,
     _permit: SemaphorePermit<'a>,
 }
@@ -32,22 +47,29 @@ pub struct Conn<'a> {
 impl Held {
     /// `pool` must allow `size` connections.
     pub fn new(pool: PgPool, size: u32) -> Self {
-        Self { pool, idle: Mutex::new(Vec::new()), permits: Semaphore::new(size as usize) }
+        Self { pool, idle: Mutex::default(), permits: Semaphore::new(size as usize) }
     }
 
     pub async fn acquire(&self) -> Result<Conn<'_>, sqlx::Error> {
         let permit = self.permits.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
-        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let (idle, taken_at) = {
+            let mut idle = self.idle();
+            (idle.stack.pop(), idle.flushes)
+        };
         let conn = match idle {
             Some(conn) => conn,
             None => self.pool.acquire().await?,
         };
-        Ok(Conn { conn: Some(conn), home: self, reusable: false, _permit: permit })
+        Ok(Conn { conn: Some(conn), home: self, taken_at, settled: false, reusable: false, _permit: permit })
     }
 
     /// Connections held on the stack, ready for the next query.
-    pub fn idle(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    pub fn idle_count(&self) -> usize {
+        self.idle().stack.len()
+    }
+
+    fn idle(&self) -> std::sync::MutexGuard<'_, Idle> {
+        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -62,10 +84,15 @@ impl Conn<'_> {
     /// it: this one and the idle ones are closed instead, and new ones prepare afresh.
     pub fn settle<T>(mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
         let stale_plan = matches!(&result, Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("0A000"));
+        self.settled = true;
         self.reusable =
             !stale_plan && matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
         if !self.reusable {
-            let mut idle = std::mem::take(&mut *self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            let mut idle = {
+                let mut idle = self.home.idle();
+                idle.flushes += 1;
+                std::mem::take(&mut idle.stack)
+            };
             if stale_plan {
                 idle.extend(self.conn.take());
                 idle.iter_mut().for_each(PoolConnection::close_on_drop);
@@ -92,9 +119,16 @@ impl DerefMut for Conn<'_> {
 
 impl Drop for Conn<'_> {
     fn drop(&mut self) {
-        if let (true, Some(conn)) = (self.reusable, self.conn.take()) {
-            self.home.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(conn);
+        let Some(mut conn) = self.conn.take() else { return };
+        if !self.settled {
+            conn.close_on_drop();
+        } else if self.reusable {
+            let mut idle = self.home.idle();
+            if idle.flushes == self.taken_at {
+                idle.stack.push(conn);
+            }
         }
-        // Otherwise the `PoolConnection` goes back to sqlx's pool, which pings it.
+        // Any other ending: the `PoolConnection` drops here and goes back to sqlx's pool,
+        // which pings it (or closes it, if marked).
     }
 }

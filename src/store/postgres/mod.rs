@@ -89,9 +89,10 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(pool_size)
             .acquire_timeout(timeout)
-            // Released connections are pinged by the pool; pinging again on acquire doubles
-            // the round trips of every request.
-            .test_before_acquire(false)
+            // Only a holder that finds `held`'s stack empty comes here (growing, or after a
+            // failure): a connection that died idle in sqlx's pool is found out here, not by a
+            // request.
+            .test_before_acquire(true)
             .connect_lazy_with(options);
         if migrate {
             sqlx::migrate!("./migrations/postgres").run(&pool).await?;
@@ -163,10 +164,16 @@ fn is_unavailable_code(code: &str) -> bool {
 
 #[async_trait]
 impl Store for PgStore {
+    /// Asks whether the database answers, not whether one held connection still works: a
+    /// connection that died while the database was away fails the first try, which hands the
+    /// idle ones back to sqlx (see `held`), and the second try runs on a tested connection.
     async fn ping(&self) -> StoreResult<()> {
         timed(self.timeout, async {
-            self.with_conn(async |c| sqlx::query("SELECT 1").execute(c).await).await?;
-            Ok(())
+            let select_one = async |c: &mut PgConnection| sqlx::query("SELECT 1").execute(c).await.map(drop);
+            match self.with_conn(select_one).await {
+                Err(_) => self.with_conn(select_one).await,
+                answered => answered,
+            }
         })
         .await
     }
@@ -174,7 +181,7 @@ impl Store for PgStore {
     fn pool_stats(&self) -> super::PoolStats {
         super::PoolStats {
             open: self.pool.size(),
-            idle: (self.pool.num_idle() + self.held.idle()) as u32,
+            idle: (self.pool.num_idle() + self.held.idle_count()) as u32,
             max: self.pool.options().get_max_connections(),
         }
     }
