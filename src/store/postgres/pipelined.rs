@@ -59,11 +59,15 @@ struct Session {
     client: Client,
     user_by_id: Statement,
     user_by_uuid: Statement,
-    /// List statements prepared on this session, by text and parameter types.
-    statements: Mutex<HashMap<(String, Vec<Type>), Statement>>,
+    /// List statements prepared on this session, by text, then by parameter types (one text
+    /// can come with a few: a NULL binds as a number, a value as its own type).
+    statements: Mutex<Statements>,
 }
 
-/// List statements kept per session at most.
+/// Prepared statements by SQL text, each with the parameter types it was prepared for.
+type Statements = HashMap<String, Vec<(Vec<Type>, Statement)>>;
+
+/// List statement texts kept per session at most.
 const MAX_STATEMENTS: usize = 256;
 
 impl Pipelined {
@@ -170,21 +174,23 @@ impl Pipelined {
 
 impl Session {
     /// The prepared statement for `sql` with parameters of `types`, from this session's cache.
+    /// Looked up by borrowed keys: a read that finds its statement allocates nothing here.
     async fn statement(&self, sql: &str, types: &[Type]) -> Result<Statement, tokio_postgres::Error> {
-        let key = (sql.to_owned(), types.to_vec());
-        if let Some(statement) = self.cached().get(&key) {
-            return Ok(statement.clone());
+        let cached =
+            self.cached().get(sql).and_then(|typed| typed.iter().find(|(t, _)| t == types).map(|(_, s)| s.clone()));
+        if let Some(statement) = cached {
+            return Ok(statement);
         }
         let statement = self.client.prepare_typed(sql, types).await?;
         let mut cached = self.cached();
         // List shapes are few (sort keys, filters, windows); past the bound, new ones stay unkept.
         if cached.len() < MAX_STATEMENTS {
-            cached.insert(key, statement.clone());
+            cached.entry(sql.to_owned()).or_default().push((types.to_vec(), statement.clone()));
         }
         Ok(statement)
     }
 
-    fn cached(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Vec<Type>), Statement>> {
+    fn cached(&self) -> std::sync::MutexGuard<'_, Statements> {
         self.statements.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
