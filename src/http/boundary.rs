@@ -32,20 +32,23 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     let cors_origin = state.cors.allowed_origin(&req);
     let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
 
-    // poem's CatchPanic answers outside the error mapper; catching here keeps one body shape.
-    // poem has no request timeout either: past it the request is dropped and answers 503.
-    // Boxed once here so that the wrappers below, and poem's layers above, move a pointer
-    // rather than the whole inner future on every request (memmove was 7% of a trivial route).
-    let inner = Box::pin(next.call(req));
-    let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(inner).catch_unwind());
     let result = match preflight {
         // A preflight carries no credentials: it is answered before authentication.
         Some(preflight) => Ok(preflight),
-        None => match call.instrument(span.clone()).await {
-            Ok(Ok(result)) => result.map(IntoResponse::into_response),
-            Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
-            Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
-        },
+        None => {
+            // poem's CatchPanic answers outside the error mapper; catching here keeps one body
+            // shape. poem has no request timeout either: past it the request is dropped and
+            // answers 503. Boxed once here so that the wrappers below, and poem's layers
+            // above, move a pointer rather than the whole inner future on every request
+            // (memmove was 7% of a trivial route).
+            let inner = Box::pin(next.call(req));
+            let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(inner).catch_unwind());
+            match call.instrument(span.clone()).await {
+                Ok(Ok(result)) => result.map(IntoResponse::into_response),
+                Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
+                Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
+            }
+        }
     };
     let mut response = match result {
         Ok(response) => response,
