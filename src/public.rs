@@ -158,5 +158,15 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
     if let Some(up) = redis_up {
         gauges.push(("tandem_redis_up", "gauge", "1 when Redis answers.", up));
     }
+    if let Some(inserts) = state.store.insert_stats() {
+        let (statements, rows) = (inserts.statements as f64, inserts.rows as f64);
+        gauges.push((
+            "tandem_db_user_insert_statements_total",
+            "counter",
+            "Statements that created users.",
+            statements,
+        ));
+        gauges.push(("tandem_db_user_insert_rows_total", "counter", "Users those statements created.", rows));
+    }
     Response::builder().content_type("text/plain; version=0.0.4; charset=utf-8").body(state.metrics.render(&gauges))
 }

@@ -34,6 +34,20 @@ pub trait Store: UserStore + CustomerStore + OpsStore + Send + Sync + 'static {
 
     /// Connections open and idle, for the pool gauges.
     fn pool_stats(&self) -> PoolStats;
+
+    /// How user inserts were written, where a backend gathers them; `None` where each is
+    /// written alone.
+    fn insert_stats(&self) -> Option<InsertStats> {
+        None
+    }
+}
+
+/// User inserts written so far: the statements and the rows they wrote. Rows per statement is
+/// how many inserts were gathered into one commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsertStats {
+    pub statements: u64,
+    pub rows: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

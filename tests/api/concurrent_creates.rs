@@ -56,6 +56,21 @@ async fn each_of_many_concurrent_creates_gets_its_own_user(backend: Backend) {
     ids.dedup();
     assert_eq!(ids.len(), 48, "every request made its own user");
     assert_eq!(app.user_count().await, 48);
+
+    // The metrics tell operators how much was gathered: where, every row is counted once.
+    let metrics = send(app.client.get(app.url("/metrics"))).await.text;
+    let counter = |name: &str| {
+        let line = metrics.lines().find(|l| l.starts_with(&format!("{name} ")));
+        line.map(|l| l[name.len() + 1..].parse::<u64>().unwrap())
+    };
+    let (statements, rows) =
+        (counter("tandem_db_user_insert_statements_total"), counter("tandem_db_user_insert_rows_total"));
+    if backend.is_postgres() {
+        assert_eq!(rows, Some(48), "{metrics}");
+        assert!((1..=48).contains(&statements.unwrap()), "{metrics}");
+    } else {
+        assert_eq!((statements, rows), (None, None), "SQLite writes each insert alone");
+    }
 }
 
 async fn a_conflict_among_concurrent_creates_fails_only_its_own_request(backend: Backend) {

@@ -9,7 +9,10 @@
 //! its rows is tried alone, so every request gets the answer it would have had by itself.
 //! Requests that gave up (their timeout) before their turn are left out.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
 
 use futures_util::future::join_all;
 use sqlx::{PgConnection, postgres::PgRow};
@@ -18,7 +21,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use super::{classify, held::Held, on_held, users::user_from};
 use crate::{
     core::user::User,
-    store::{NewUser, StoreError, StoreResult},
+    store::{InsertStats, NewUser, StoreError, StoreResult},
 };
 
 /// Writers at once: each holds one connection while it writes.
@@ -44,6 +47,21 @@ const INSERT_MANY: &str = concat!(
 
 pub struct Gathered {
     queue: mpsc::Sender<Pending>,
+    written: Arc<Written>,
+}
+
+/// Inserts that succeeded, for the metrics.
+#[derive(Default)]
+struct Written {
+    statements: AtomicU64,
+    rows: AtomicU64,
+}
+
+impl Written {
+    fn count(&self, rows: usize) {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+    }
 }
 
 struct Pending {
@@ -57,10 +75,18 @@ impl Gathered {
     pub fn start(held: Arc<Held>) -> Self {
         let (queue, waiting) = mpsc::channel(WRITERS * MAX_ROWS);
         let waiting = Arc::new(Mutex::new(waiting));
+        let written = Arc::new(Written::default());
         for _ in 0..WRITERS {
-            tokio::spawn(write(held.clone(), waiting.clone()));
+            tokio::spawn(write(held.clone(), waiting.clone(), written.clone()));
         }
-        Self { queue }
+        Self { queue, written }
+    }
+
+    pub fn stats(&self) -> InsertStats {
+        InsertStats {
+            statements: self.written.statements.load(Ordering::Relaxed),
+            rows: self.written.rows.load(Ordering::Relaxed),
+        }
     }
 
     pub async fn insert(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
@@ -76,13 +102,13 @@ fn stopped() -> StoreError {
 }
 
 /// One writer: takes what waits, writes it, answers each request.
-async fn write(held: Arc<Held>, waiting: Arc<Mutex<mpsc::Receiver<Pending>>>) {
+async fn write(held: Arc<Held>, waiting: Arc<Mutex<mpsc::Receiver<Pending>>>, written: Arc<Written>) {
     let mut batch = Vec::with_capacity(MAX_ROWS);
     loop {
         if next_batch(&waiting, &mut batch).await == 0 {
             return;
         }
-        insert(&held, std::mem::take(&mut batch)).await;
+        insert(&held, std::mem::take(&mut batch), &written).await;
     }
 }
 
@@ -94,10 +120,13 @@ async fn next_batch(waiting: &Mutex<mpsc::Receiver<Pending>>, batch: &mut Vec<Pe
     taken
 }
 
-async fn insert(held: &Held, batch: Vec<Pending>) {
+async fn insert(held: &Held, batch: Vec<Pending>, written: &Written) {
     if batch.len() > 1 {
         match on_held(held, async |c| insert_many(c, &batch).await).await {
-            Ok(rows) => return answer_from(rows, batch),
+            Ok(rows) => {
+                written.count(rows.len());
+                return answer_from(rows, batch);
+            }
             Err(err) => {
                 tracing::debug!(cause = %err, rows = batch.len(), "a gathered insert failed; each row goes alone")
             }
@@ -107,6 +136,7 @@ async fn insert(held: &Held, batch: Vec<Pending>) {
     join_all(batch.into_iter().filter(|p| !p.reply.is_closed()).map(async |p| {
         let result = on_held(held, async |c| insert_one(c, &p.tenant, &p.user).await)
             .await
+            .inspect(|_| written.count(1))
             .and_then(|row| user_from(row).map_err(classify));
         let _ = p.reply.send(result);
     }))

@@ -178,6 +178,10 @@ impl Store for PgStore {
         .await
     }
 
+    fn insert_stats(&self) -> Option<super::InsertStats> {
+        Some(self.inserts.stats())
+    }
+
     fn pool_stats(&self) -> super::PoolStats {
         super::PoolStats {
             open: self.pool.size(),
