@@ -17,6 +17,16 @@ crate::scenarios![
     a_silent_store_is_503_then_reads_recover
 ];
 
+/// An app whose requests give up (300 ms) long before its store would (5 s).
+async fn with_short_request_timeout(backend: Backend) -> TestApp {
+    backend
+        .spawn_with(|s| {
+            s.db_timeout_ms = 5000;
+            s.request_timeout_ms = 300;
+        })
+        .await
+}
+
 /// Polls until `path` answers `status`, for at most `within`.
 async fn eventually(app: &TestApp, path: &str, status: u16, within: Duration) -> bool {
     let start = Instant::now();
@@ -78,12 +88,7 @@ async fn readiness_is_ready_at_once_when_the_database_is_back(backend: Backend) 
 /// A request that gives up mid-query leaves its connection mid-protocol: it is closed, not
 /// handed to the next request.
 async fn an_abandoned_query_closes_its_connection(backend: Backend) {
-    let app = backend
-        .spawn_with(|s| {
-            s.db_timeout_ms = 5000;
-            s.request_timeout_ms = 300;
-        })
-        .await;
+    let app = with_short_request_timeout(backend).await;
     let lock = WriteLock::take(&app.database_url).await;
     // A keyword search runs on a held connection and waits for the lock.
     app.get("/api/v2/users?keyword=ad").await.assert_status(503);
@@ -198,12 +203,7 @@ async fn a_locked_store_is_503_within_the_timeout(backend: Backend) {
 }
 
 async fn a_request_past_the_request_timeout_is_503(backend: Backend) {
-    let app = backend
-        .spawn_with(|s| {
-            s.db_timeout_ms = 5000;
-            s.request_timeout_ms = 300;
-        })
-        .await;
+    let app = with_short_request_timeout(backend).await;
     let lock = WriteLock::take(&app.database_url).await;
     let started = Instant::now();
     let slow = app.post_json("/users", &json!({"name": "Ada", "email": "ada@example.com"})).await;
