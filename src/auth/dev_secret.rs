@@ -62,7 +62,7 @@ fn read_or_create(path: &Path) -> anyhow::Result<(SecretString, bool)> {
     }
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness for the dev secret: {e}"))?;
-    let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let secret = crate::encoding::hex(&bytes);
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
     file.write_all(secret.as_bytes())?;
     Ok((SecretString::from(secret), true))

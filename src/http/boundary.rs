@@ -111,7 +111,7 @@ fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, sta
 fn metric_client(tenant: &str, subject: &str) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(subject.as_bytes());
-    format!("{tenant}/{}", digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>())
+    format!("{tenant}/{}", crate::encoding::hex(&digest[..6]))
 }
 
 /// Renders any error as the response the client gets, in the body shape of the version that

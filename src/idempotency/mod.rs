@@ -12,6 +12,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::encoding::hex;
+
 pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 
@@ -47,10 +49,6 @@ impl Fingerprint {
         hash.update(content);
         Fingerprint(hex(&hash.finalize()))
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A response kept for replay: status, the headers that describe it, and its body.
