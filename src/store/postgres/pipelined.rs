@@ -184,8 +184,13 @@ impl Session {
         let statement = self.client.prepare_typed(sql, types).await?;
         let mut cached = self.cached();
         // List shapes are few (sort keys, filters, windows); past the bound, new ones stay unkept.
-        if cached.len() < MAX_STATEMENTS {
-            cached.entry(sql.to_owned()).or_default().push((types.to_vec(), statement.clone()));
+        if cached.len() < MAX_STATEMENTS || cached.contains_key(sql) {
+            let typed = cached.entry(sql.to_owned()).or_default();
+            // Concurrent first reads each prepared it: the first one kept serves them all.
+            match typed.iter().find(|(t, _)| t == types) {
+                Some((_, kept)) => return Ok(kept.clone()),
+                None => typed.push((types.to_vec(), statement.clone())),
+            }
         }
         Ok(statement)
     }
