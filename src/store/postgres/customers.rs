@@ -155,7 +155,7 @@ async fn import(
     let mut tx = c.begin().await?;
     sqlx::query(
         "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
-                 idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+         idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(report.id)
     .bind(tenant)
@@ -172,25 +172,24 @@ async fn import(
     for chunk in rows.chunks(BATCH) {
         let column = |f: fn(&NewCustomer) -> &str| chunk.iter().map(|c| f(c).to_string()).collect::<Vec<_>>();
         sqlx::query(
-                    "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
-                     SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
-                )
-                .bind(tenant)
-                .bind(report.id)
-                .bind(column(|c| c.customer_number.as_str()))
-                .bind(column(|c| c.name.as_str()))
-                .bind(column(|c| c.email.as_str()))
-                .bind(column(|c| c.phone.as_str()))
-                .bind(column(|c| c.branch_code.as_str()))
-                .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
-                .execute(&mut *tx)
-                .await
-                ?;
+            "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
+             SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
+        )
+        .bind(tenant)
+        .bind(report.id)
+        .bind(column(|c| c.customer_number.as_str()))
+        .bind(column(|c| c.name.as_str()))
+        .bind(column(|c| c.email.as_str()))
+        .bind(column(|c| c.phone.as_str()))
+        .bind(column(|c| c.branch_code.as_str()))
+        .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
+        .execute(&mut *tx)
+        .await?;
     }
     for (branch, n) in branch_counts(rows) {
         sqlx::query(
             "INSERT INTO customer_counts (tenant, branch_code, n) VALUES ($1, $2, $3) \
-                     ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
+             ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
         )
         .bind(tenant)
         .bind(branch)
