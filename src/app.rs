@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use poem::{
-    EndpointExt, Route, Server, get,
+    Route, Server, get,
     http::HeaderValue,
     listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
 };
@@ -197,7 +197,9 @@ impl Application {
     /// and writes the usage still buffered.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let background = tokio::spawn(admin::background(self.state.clone()));
-        let endpoint = http::stack(routes(), self.state.clone()).boxed();
+        // Not boxed: poem's server already calls it through one `dyn`; a second would box
+        // every request's whole future again.
+        let endpoint = http::stack(routes(), self.state.clone());
         let acceptor = http::linger::LingeringAcceptor(self.acceptor);
         let served = Server::new_with_acceptor(acceptor)
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
 use poem::{
     Endpoint, IntoResponse, Request, Response,
-    http::{HeaderValue, StatusCode, header},
+    http::{HeaderName, HeaderValue, StatusCode, header},
 };
 use tracing::Instrument;
 
@@ -21,6 +21,10 @@ use super::{
     },
 };
 use crate::{app::AppState, dispatch::sources, lifecycle::Stage, ops::metrics::method_label};
+
+const API_SUPPORTED_VERSIONS: HeaderName = HeaderName::from_static("api-supported-versions");
+const API_VERSION: HeaderName = HeaderName::from_static("api-version");
+const API_DEPRECATED_VERSIONS: HeaderName = HeaderName::from_static("api-deprecated-versions");
 
 pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let info = Arc::new(RequestInfo::new(&req));
@@ -42,7 +46,9 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             // above, move a pointer rather than the whole inner future on every request
             // (memmove was 7% of a trivial route).
             let inner = Box::pin(next.call(req));
-            let call = tokio::time::timeout(state.settings.request_timeout(), AssertUnwindSafe(inner).catch_unwind());
+            // The deadline counts from the request's own start: one clock reading fewer.
+            let deadline = tokio::time::Instant::from_std(info.started) + state.settings.request_timeout();
+            let call = tokio::time::timeout_at(deadline, AssertUnwindSafe(inner).catch_unwind());
             match call.instrument(span.clone()).await {
                 Ok(Ok(result)) => result.map(IntoResponse::into_response),
                 Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
@@ -63,9 +69,9 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     if authenticated {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    headers.insert("api-supported-versions", state.supported_versions.clone());
+    headers.insert(API_SUPPORTED_VERSIONS, state.supported_versions.clone());
     if let Some(version) = info.version.get() {
-        headers.insert("api-version", HeaderValue::from(*version));
+        headers.insert(API_VERSION, HeaderValue::from(*version));
     }
     if info.legacy.get() == Some(&true) {
         headers.insert(header::VARY, HeaderValue::from_static("Accept, X-API-VERSION"));
@@ -78,7 +84,8 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     let now = (state.clock)();
     lifecycle_headers(&mut response, &state, &info, now);
 
-    record(&state, &info, &method, response.status().as_u16(), now);
+    let elapsed = info.started.elapsed();
+    record(&state, &info, &method, response.status().as_u16(), now, elapsed);
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
@@ -87,7 +94,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             version = info.version.get().copied().unwrap_or(0),
             tenant = info.tenant.get().map_or("-", |t| &**t),
             status = response.status().as_u16(),
-            latency_ms = info.started.elapsed().as_secs_f64() * 1000.0,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
             "request"
         )
     });
@@ -95,10 +102,17 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
 }
 
 /// Metrics for every request; usage for those a deprecated version served.
-fn record(state: &AppState, info: &RequestInfo, method: &poem::http::Method, status: u16, now: DateTime<Utc>) {
+fn record(
+    state: &AppState,
+    info: &RequestInfo,
+    method: &poem::http::Method,
+    status: u16,
+    now: DateTime<Utc>,
+    elapsed: std::time::Duration,
+) {
     let version = info.version.get().copied().unwrap_or(0);
     let route = info.route.get().unwrap_or(&state.unmatched_route);
-    state.metrics.observe(version, route, method_label(method), status, info.started.elapsed());
+    state.metrics.observe(version, route, method_label(method), status, elapsed);
     let deprecated = state.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     if let (true, Some(tenant), Some(subject)) = (deprecated, info.tenant.get(), info.subject.get()) {
         state.usage.record(version, tenant, subject, route, now);
@@ -156,7 +170,7 @@ fn public_allow(path: &str) -> &'static str {
 fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestInfo, now: DateTime<Utc>) {
     let headers = response.headers_mut();
     if let Some(value) = state.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
-        headers.insert("api-deprecated-versions", value);
+        headers.insert(API_DEPRECATED_VERSIONS, value);
     }
     let Some(version) = info.version.get().copied() else { return };
     let Some(lifecycle) = state.lifecycle(version) else { return };

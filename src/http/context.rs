@@ -6,11 +6,15 @@ use std::{
     time::Instant,
 };
 
-use poem::Request;
+use poem::{
+    Request,
+    http::{HeaderName, header::ACCEPT_LANGUAGE},
+};
 
 use crate::http::error::i18n::Lang;
 
-pub const CORRELATION_HEADER: &str = "x-correlation-id";
+// A constant name: one given as a string is parsed and hashed again on every use.
+pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
 
 pub struct RequestInfo {
     pub correlation_id: Box<str>,
@@ -42,8 +46,10 @@ impl RequestInfo {
             .and_then(|v| v.to_str().ok())
             .filter(|v| is_valid_correlation_id(v))
             .map(Box::from)
-            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string().into_boxed_str());
-        let lang = Lang::negotiate(req.headers().get("accept-language").and_then(|v| v.to_str().ok()));
+            .unwrap_or_else(|| {
+                Box::from(&*uuid::Uuid::new_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()))
+            });
+        let lang = Lang::negotiate(req.headers().get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
         Self {
             correlation_id,
             lang,
