@@ -4,7 +4,7 @@
     python3 bench/ab.py /tmp/tandem-old,target/release/tandem 4 /health/live
     python3 bench/ab.py /tmp/tandem-old,target/release/tandem 4 / keyed_post.lua
 
-On this shared 2-core VM, requests per second drift by a third between consecutive runs of one
+On this shared 2-core VM, requests per second drift by up to 45% between consecutive runs of one
 binary; user and system CPU per request, read from /proc/<pid>/stat, drift far less, and taking
 turns spreads the drift over both builds. A binary may carry environment settings after `@`, e.
 g. `target/release/tandem@MIMALLOC_PURGE_DELAY=10`. Needs the data `bench/run` seeds.
