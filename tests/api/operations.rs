@@ -17,6 +17,7 @@ crate::scenarios![
     usage_counts_v1_requests_per_client_and_route,
     usage_from_two_instances_adds_up,
     metrics_name_routes_by_template,
+    liveness_answers_its_json_body_with_the_common_headers,
     a_burst_over_the_rate_limit_is_429,
     maintenance_set_on_one_instance_reaches_the_other,
     maintenance_from_the_environment,
@@ -163,6 +164,19 @@ async fn a_burst_over_the_rate_limit_is_429(backend: Backend) {
     // Another subject has its own bucket; health and metrics are never limited.
     send(app.client.get(app.url("/api/v2/users")).bearer_auth(&app.user)).await.assert_status(200);
     send(app.client.get(app.url("/health/live"))).await.assert_status(200);
+}
+
+/// `/health/live` writes its body as a constant (the route every load balancer polls): it must
+/// still read as the JSON it always was, and pass through the boundary's headers.
+async fn liveness_answers_its_json_body_with_the_common_headers(backend: Backend) {
+    let app = backend.spawn().await;
+    let live = send(app.client.get(app.url("/health/live")).header("x-correlation-id", "probe-1")).await;
+    live.assert_status(200);
+    assert_eq!(live.text, r#"{"status":"live"}"#);
+    assert_eq!(live.header("content-type"), Some("application/json; charset=utf-8"));
+    assert_eq!(live.header("x-correlation-id"), Some("probe-1"));
+    assert_eq!(live.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(live.header("api-supported-versions"), Some("1, 2"));
 }
 
 async fn maintenance_set_on_one_instance_reaches_the_other(backend: Backend) {
