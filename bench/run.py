@@ -440,8 +440,20 @@ def write(results, latency, memory, http, ceilings, targets, notes, peer_results
                      "reading the same tables and keeping Idempotency-Keys in the same Redis.")
     lines += notes
     lines += ["", "Reproduce: `bench/run` (the database `tandem_bench` is seeded once and reused)."]
-    (BENCH / "RESULTS.md").write_text("\n".join(lines) + "\n")
+    (BENCH / "RESULTS.md").write_text("\n".join(lines) + "\n" + kept_sections())
     print("\n".join(lines))
+
+
+# Sections of RESULTS.md that a run does not produce (the figures behind design decisions in
+# the code): kept from the existing file, from this heading on.
+KEPT_FROM = "## Figures behind the code"
+
+
+def kept_sections():
+    path = BENCH / "RESULTS.md"
+    text = path.read_text() if path.exists() else ""
+    at = text.find(KEPT_FROM)
+    return "" if at < 0 else "\n" + text[at:]
 
 
 if __name__ == "__main__":

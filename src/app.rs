@@ -1,180 +1,130 @@
 //! Building the application: state, routes, listener. The binary and every test call
-//! [`Application::build`].
+//! [`Application::build`] (or [`Application::build_with`], to serve other versions).
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use poem::{
-    Route, Server, get,
-    http::HeaderValue,
+    Endpoint, EndpointExt, Route, RouteMethod, Server,
+    endpoint::BoxEndpoint,
+    http::Method,
     listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
 };
 
-use chrono::{DateTime, Utc};
-
 use crate::{
     admin,
-    auth::{Verifier, dev_secret},
-    core::{customers::Customers, paging::PageLimits, users::Users},
-    dispatch::Dispatch,
-    http::{self, cors::Cors},
-    idempotency::{self, IdempotencyStore},
-    lifecycle::{Lifecycle, Stage},
-    ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, usage::UsageRecorder},
+    dispatch::Version,
+    http::{
+        self, AppState,
+        fixed::{Access, FixedRoute, FixedRoutes},
+        lazy_page::lazy_page,
+    },
     public,
     settings::Settings,
-    store::{self, Store},
     versions,
 };
+
+pub use crate::http::state::{Clock, system_clock};
 
 /// How long shutdown waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
 
-/// What time it is; tests fix it to walk a lifecycle without sleeping.
-pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
-
-pub fn system_clock() -> Clock {
-    Arc::new(Utc::now)
+/// One route outside the versions: where, who may call it, and its handler per method.
+struct Fixed {
+    path: String,
+    access: Access,
+    methods: Vec<(Method, BoxEndpoint<'static>)>,
 }
 
-/// Everything a request may need, built once.
-pub struct AppState {
-    pub settings: Settings,
-    pub clock: Clock,
-    /// Versions with a lifecycle (v1), by number.
-    pub lifecycles: Vec<(u16, Lifecycle)>,
-    /// Each version's OpenAPI document as served, by number.
-    pub documents: Vec<(u16, String)>,
-    pub store: Arc<dyn Store>,
-    pub idempotency: Arc<dyn IdempotencyStore>,
-    pub users: Users,
-    pub customers: Customers,
-    pub verifier: Verifier,
-    pub dispatch: Dispatch,
-    pub page_limits: PageLimits,
-    pub supported_versions: HeaderValue,
-    pub metrics: Metrics,
-    pub usage: UsageRecorder,
-    pub maintenance: Maintenance,
-    pub rate_limiter: RateLimiter,
-    /// The `route` label of requests that matched no route.
-    pub unmatched_route: Arc<str>,
-    pub cors: Cors,
+fn fixed(path: impl Into<String>, access: Access, methods: Vec<(Method, BoxEndpoint<'static>)>) -> Fixed {
+    Fixed { path: path.into(), access, methods }
 }
 
-impl AppState {
-    pub async fn build(settings: Settings) -> anyhow::Result<Arc<Self>> {
-        Self::build_with_clock(settings, system_clock()).await
-    }
-
-    pub async fn build_with_clock(settings: Settings, clock: Clock) -> anyhow::Result<Arc<Self>> {
-        let lifecycles = vec![(crate::v1::NUMBER, Lifecycle::v1(&settings)?)];
-        let documents = versions::documents()
-            .into_iter()
-            .map(|(number, document)| {
-                let lifecycle = lifecycles.iter().find(|(n, _)| *n == number).map(|(_, l)| l);
-                (number, mark_deprecated(document, lifecycle))
-            })
-            .collect();
-        let cors = Cors::parse(settings.cors_origins.as_deref())?;
-        let key = dev_secret::key_source(&settings)?;
-        let verifier = Verifier::new(&key, &settings)?;
-        let dispatch = Dispatch::new(versions::all(), settings.default_version, &settings.vendor)?;
-        let store = store::connect(&settings, true).await?;
-        let idempotency = idempotency::from_settings(settings.redis_url.as_ref().map(|u| u.expose()))?;
-        let maintenance = Maintenance::new(settings.maintenance);
-        if let Some((enabled, retry_after)) = store.maintenance().await? {
-            maintenance.set(enabled, retry_after);
-        }
-        let rate_limiter = RateLimiter::new(settings.rate_limit, settings.redis_url.as_ref().map(|u| u.expose()))?;
-        let page_limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
-        let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
-        Ok(Arc::new(Self {
-            users: Users::new(store.clone()),
-            customers: Customers::new(store.clone()),
-            store,
-            idempotency,
-            verifier,
-            dispatch,
-            page_limits,
-            supported_versions,
-            settings,
-            clock,
-            lifecycles,
-            documents,
-            metrics: Metrics::default(),
-            usage: UsageRecorder::default(),
-            maintenance,
-            rate_limiter,
-            unmatched_route: Arc::from("unmatched"),
-            cors,
-        }))
-    }
-
-    pub fn lifecycle(&self, version: u16) -> Option<&Lifecycle> {
-        self.lifecycles.iter().find(|(n, _)| *n == version).map(|(_, l)| l)
-    }
-
-    /// `API-Deprecated-Versions` now: the versions past their deprecation instant.
-    pub fn deprecated_versions(&self, now: DateTime<Utc>) -> Option<String> {
-        let deprecated: Vec<String> = self
-            .lifecycles
-            .iter()
-            .filter(|(_, l)| l.stage(now) != Stage::Current)
-            .map(|(n, _)| n.to_string())
-            .collect();
-        (!deprecated.is_empty()).then(|| deprecated.join(", "))
-    }
-
-    pub fn document(&self, version: u16) -> Option<&str> {
-        self.documents.iter().find(|(n, _)| *n == version).map(|(_, d)| d.as_str())
-    }
+fn boxed(endpoint: impl Endpoint + 'static) -> BoxEndpoint<'static> {
+    endpoint.map_to_response().boxed()
 }
 
-/// Marks every operation of a version with an announced deprecation as deprecated.
-fn mark_deprecated(document: String, lifecycle: Option<&Lifecycle>) -> String {
-    let Some(lifecycle) = lifecycle.filter(|l| l.deprecated_at.is_some()) else { return document };
-    let mut spec: serde_json::Value = serde_json::from_str(&document).expect("poem-openapi emits valid JSON");
-    if let Some(paths) = spec.get_mut("paths").and_then(|p| p.as_object_mut()) {
-        for operation in paths.values_mut().filter_map(|p| p.as_object_mut()).flat_map(|p| p.values_mut()) {
-            operation["deprecated"] = serde_json::Value::Bool(true);
-        }
+/// The table of routes outside the versions: the router and the layers' view of them (access,
+/// `Allow`) both come from it.
+fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
+    use Access::{Admin, Public};
+    use Method as M;
+    let mut table = vec![
+        fixed("/health/live", Public, vec![(M::GET, boxed(public::live))]),
+        fixed("/health/ready", Public, vec![(M::GET, boxed(public::ready))]),
+        fixed("/problems/:slug", Public, vec![(M::GET, boxed(public::problem_page))]),
+        fixed("/api", Public, vec![(M::OPTIONS, boxed(public::api_versions))]),
+        fixed("/metrics", Public, vec![(M::GET, boxed(public::metrics))]),
+        fixed("/admin/usage", Admin, vec![(M::GET, boxed(admin::usage))]),
+        fixed(
+            "/admin/maintenance",
+            Admin,
+            vec![(M::GET, boxed(admin::maintenance)), (M::PUT, boxed(admin::set_maintenance))],
+        ),
+        // The page holds no data: it asks for an admin token, which it keeps in memory.
+        fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard))]),
+    ];
+    // Every version that a newer one follows explains its retirement.
+    for pair in versions.windows(2) {
+        let path = format!("/docs/v{}/deprecation", pair[0].number);
+        table.push(fixed(path, Public, vec![(M::GET, boxed(public::deprecation_page))]));
     }
-    if let Some(sunset) = lifecycle.sunset_at {
-        spec["info"]["x-sunset"] = serde_json::Value::from(sunset.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    }
-    spec.to_string()
+    table
 }
 
-/// The routes of the service, before the layers.
-pub fn routes() -> Route {
-    let route = Route::new()
-        .at("/health/live", get(public::live))
-        .at("/health/ready", get(public::ready))
-        .at("/problems/:slug", get(public::problem_page))
-        .at("/api", poem::options(public::api_versions))
-        .at("/docs/v1/deprecation", get(public::deprecation_page))
-        .at("/metrics", get(public::metrics))
-        .at("/admin/usage", get(admin::usage))
-        .at("/admin/maintenance", get(admin::maintenance).put(admin::set_maintenance))
-        .at("/admin/dashboard", get(admin::dashboard));
-    versions::mount(route)
+/// The routes of the service, before the layers: the fixed table, then each version's
+/// operations under `/api/v<N>`, its document at `/api/v<N>/openapi.json` and its Swagger UI
+/// (built when first read) at `/docs/v<N>/`.
+fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
+    let mut route = Route::new();
+    for entry in table {
+        let methods = entry.methods.into_iter().fold(RouteMethod::new(), |m, (method, ep)| m.method(method, ep));
+        route = route.at(entry.path, methods);
+    }
+    for version in versions {
+        let n = version.number;
+        route = route
+            .at(format!("/api/v{n}/openapi.json"), poem::get(public::openapi_document))
+            .nest(format!("/api/v{n}"), version.endpoint)
+            .nest(format!("/docs/v{n}"), Route::new().at("/", lazy_page(version.docs_page)));
+    }
+    route
 }
 
 pub struct Application {
     acceptor: TcpAcceptor,
     state: Arc<AppState>,
+    routes: Route,
     local_addr: SocketAddr,
 }
 
 impl Application {
     /// Connects the store (applying migrations) and binds the listener.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
-        Self::build_with_clock(settings, system_clock()).await
+        Self::build_with(settings, system_clock(), versions::all()).await
     }
 
     pub async fn build_with_clock(settings: Settings, clock: Clock) -> anyhow::Result<Self> {
+        Self::build_with(settings, clock, versions::all()).await
+    }
+
+    /// The service with these versions (oldest first) and this clock.
+    pub async fn build_with(settings: Settings, clock: Clock, versions: Vec<Version>) -> anyhow::Result<Self> {
         let listen = normalize_listen(&settings.listen);
-        let state = AppState::build_with_clock(settings, clock).await?;
+        let mut state = AppState::build(settings, clock, &versions).await?;
+        let table = fixed_routes(&versions);
+        state.fixed = FixedRoutes(
+            table
+                .iter()
+                .map(|f| {
+                    FixedRoute::new(
+                        f.path.clone(),
+                        f.access,
+                        &f.methods.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
+                    )
+                })
+                .collect(),
+        );
+        let routes = routes(table, versions);
         let acceptor = TcpListener::bind(listen.clone()).into_acceptor().await?;
         let local_addr = acceptor
             .local_addr()
@@ -182,7 +132,7 @@ impl Application {
             .and_then(|addr| addr.as_socket_addr().copied())
             .ok_or_else(|| anyhow::anyhow!("no local address for {listen}"))?;
         tracing::info!(address = %local_addr, "listening");
-        Ok(Self { acceptor, state, local_addr })
+        Ok(Self { acceptor, state: Arc::new(state), routes, local_addr })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -199,7 +149,7 @@ impl Application {
         let background = tokio::spawn(admin::background(self.state.clone()));
         // Not boxed: poem's server already calls it through one `dyn`; a second would box
         // every request's whole future again.
-        let endpoint = http::stack(routes(), self.state.clone());
+        let endpoint = http::stack(self.routes, self.state.clone());
         let acceptor = http::linger::LingeringAcceptor(self.acceptor);
         let served = Server::new_with_acceptor(acceptor)
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
@@ -210,6 +160,11 @@ impl Application {
         }
         served
     }
+}
+
+/// Each version's OpenAPI document as its operations declare it, for `tandem export-openapi`.
+pub fn documents() -> Vec<(u16, String)> {
+    versions::all().into_iter().map(|v| (v.number, v.document)).collect()
 }
 
 /// `:8080` → `0.0.0.0:8080`, as Go and most tools read it.

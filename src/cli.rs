@@ -10,7 +10,7 @@ use crate::{
         dev_secret::{self, KeySource},
         jwt::{self, TokenRequest},
     },
-    store, telemetry, versions,
+    store, telemetry,
 };
 
 #[derive(Parser)]
@@ -96,13 +96,13 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => {
-            store::connect(&settings, true).await?;
+            store::connect(connection(&settings), true).await?;
             eprintln!("migrations applied");
             Ok(())
         }
         Command::Seed { users, customers, tenant } => {
             anyhow::ensure!(crate::auth::tenant::is_valid(&tenant), "--tenant must be 1 to 63 of a-z, 0-9, -");
-            let store = store::connect(&settings, true).await?;
+            let store = store::connect(connection(&settings), true).await?;
             crate::seed::run(store, &tenant, users, customers).await
         }
         Command::Token { sub, roles, tenant, ttl } => {
@@ -117,7 +117,7 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             Ok(())
         }
         Command::ExportOpenapi { dir } => {
-            for (number, document) in versions::documents() {
+            for (number, document) in crate::app::documents() {
                 let folder = dir.join(format!("v{number}"));
                 std::fs::create_dir_all(&folder)?;
                 let pretty = serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&document)?)?;
@@ -126,6 +126,14 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+fn connection(settings: &Settings) -> store::Connection<'_> {
+    store::Connection {
+        url: settings.database_url.expose(),
+        timeout: settings.db_timeout(),
+        pool_size: settings.db_pool_size,
     }
 }
 

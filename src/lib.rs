@@ -1,8 +1,9 @@
 //! Tandem: one JSON HTTP API served in two versions side by side over one core.
 //!
 //! The request's way through the code: [`http`] (boundary and layers) → [`dispatch`] (which
-//! version, which route) → a version folder ([`v1`]) that only translates wire shapes →
-//! [`core`] (domain rules and services) → [`store`] (SQLite or PostgreSQL).
+//! version, which route) → a version folder ([`v1`], [`v2`]) that only translates wire shapes,
+//! built from [`wire`] → [`core`] (domain rules, services and the storage port) → [`store`]
+//! (the SQLite and PostgreSQL adapters).
 
 pub mod admin;
 pub mod app;
@@ -23,6 +24,8 @@ pub mod telemetry;
 pub mod v1;
 pub mod v2;
 pub mod versions;
+pub mod wire;
 
-pub use app::{AppState, Application};
+pub use app::Application;
+pub use http::AppState;
 pub use settings::Settings;

@@ -33,34 +33,37 @@ fn instant(name: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
 }
 
 impl Lifecycle {
-    /// v1's lifecycle from `TANDEM_V1_DEPRECATED_AT`, `TANDEM_V1_SUNSET_AT`, `TANDEM_V1_BROWNOUTS`.
-    pub fn v1(settings: &Settings) -> anyhow::Result<Self> {
-        let deprecated_at =
-            settings.v1_deprecated_at.as_deref().map(|r| instant("TANDEM_V1_DEPRECATED_AT", r)).transpose()?;
-        let sunset_at = settings.v1_sunset_at.as_deref().map(|r| instant("TANDEM_V1_SUNSET_AT", r)).transpose()?;
+    /// Version `number`'s lifecycle from `[versions.<N>]` or `TANDEM_V<N>_DEPRECATED_AT`,
+    /// `TANDEM_V<N>_SUNSET_AT` and `TANDEM_V<N>_BROWNOUTS`; none configured is current for ever.
+    pub fn configured(number: u16, settings: &Settings) -> anyhow::Result<Self> {
+        let Some(configured) = settings.lifecycle(number) else { return Ok(Self::default()) };
+        let name = |field: &str| format!("TANDEM_V{number}_{field}");
+        let (deprecated_name, sunset_name, brownouts_name) =
+            (name("DEPRECATED_AT"), name("SUNSET_AT"), name("BROWNOUTS"));
+        let deprecated_at = configured.deprecated_at.as_deref().map(|r| instant(&deprecated_name, r)).transpose()?;
+        let sunset_at = configured.sunset_at.as_deref().map(|r| instant(&sunset_name, r)).transpose()?;
         let mut brownouts = Vec::new();
-        for interval in settings.v1_brownouts.as_deref().unwrap_or("").split(',').filter(|i| !i.trim().is_empty()) {
+        for interval in configured.brownouts.as_deref().unwrap_or("").split(',').filter(|i| !i.trim().is_empty()) {
             let (start, end) = interval
                 .split_once('/')
-                .ok_or_else(|| anyhow::anyhow!("TANDEM_V1_BROWNOUTS: {interval:?} is not start/end"))?;
-            let (start, end) = (instant("TANDEM_V1_BROWNOUTS", start)?, instant("TANDEM_V1_BROWNOUTS", end)?);
-            anyhow::ensure!(start < end, "TANDEM_V1_BROWNOUTS: {interval:?} ends before it starts");
+                .ok_or_else(|| anyhow::anyhow!("{brownouts_name}: {interval:?} is not start/end"))?;
+            let (start, end) = (instant(&brownouts_name, start)?, instant(&brownouts_name, end)?);
+            anyhow::ensure!(start < end, "{brownouts_name}: {interval:?} ends before it starts");
             brownouts.push((start, end));
         }
         brownouts.sort();
         if let Some(pair) = brownouts.windows(2).find(|w| w[1].0 < w[0].1) {
-            anyhow::bail!("TANDEM_V1_BROWNOUTS: the intervals starting {} and {} overlap", pair[0].0, pair[1].0);
+            anyhow::bail!("{brownouts_name}: the intervals starting {} and {} overlap", pair[0].0, pair[1].0);
         }
         if let Some(sunset) = sunset_at {
-            let deprecated = deprecated_at.ok_or_else(|| {
-                anyhow::anyhow!("TANDEM_V1_SUNSET_AT needs TANDEM_V1_DEPRECATED_AT: clients are told first")
-            })?;
-            anyhow::ensure!(deprecated <= sunset, "TANDEM_V1_SUNSET_AT is before TANDEM_V1_DEPRECATED_AT");
+            let deprecated = deprecated_at
+                .ok_or_else(|| anyhow::anyhow!("{sunset_name} needs {deprecated_name}: clients are told first"))?;
+            anyhow::ensure!(deprecated <= sunset, "{sunset_name} is before {deprecated_name}");
         }
         if !brownouts.is_empty() {
             let deprecated =
-                deprecated_at.ok_or_else(|| anyhow::anyhow!("TANDEM_V1_BROWNOUTS needs TANDEM_V1_DEPRECATED_AT"))?;
-            anyhow::ensure!(brownouts[0].0 >= deprecated, "TANDEM_V1_BROWNOUTS starts before TANDEM_V1_DEPRECATED_AT");
+                deprecated_at.ok_or_else(|| anyhow::anyhow!("{brownouts_name} needs {deprecated_name}"))?;
+            anyhow::ensure!(brownouts[0].0 >= deprecated, "{brownouts_name} starts before {deprecated_name}");
         }
         Ok(Self { deprecated_at, sunset_at, brownouts })
     }
@@ -91,12 +94,12 @@ mod tests {
     use super::*;
 
     fn settings(deprecated: Option<&str>, sunset: Option<&str>, brownouts: Option<&str>) -> Settings {
-        Settings {
-            v1_deprecated_at: deprecated.map(str::to_string),
-            v1_sunset_at: sunset.map(str::to_string),
-            v1_brownouts: brownouts.map(str::to_string),
-            ..Settings::default()
-        }
+        let mut settings = Settings::default();
+        let lifecycle = settings.lifecycle_mut(1);
+        lifecycle.deprecated_at = deprecated.map(str::to_string);
+        lifecycle.sunset_at = sunset.map(str::to_string);
+        lifecycle.brownouts = brownouts.map(str::to_string);
+        settings
     }
 
     fn at(raw: &str) -> DateTime<Utc> {
@@ -105,11 +108,14 @@ mod tests {
 
     #[test]
     fn stages_over_time() {
-        let lifecycle = Lifecycle::v1(&settings(
-            Some("2026-01-01T00:00:00Z"),
-            Some("2027-01-01T00:00:00Z"),
-            Some("2026-06-01T10:00:00Z/2026-06-01T11:00:00Z"),
-        ))
+        let lifecycle = Lifecycle::configured(
+            1,
+            &settings(
+                Some("2026-01-01T00:00:00Z"),
+                Some("2027-01-01T00:00:00Z"),
+                Some("2026-06-01T10:00:00Z/2026-06-01T11:00:00Z"),
+            ),
+        )
         .unwrap();
         assert_eq!(lifecycle.stage(at("2025-12-31T23:59:59Z")), Stage::Current);
         assert_eq!(lifecycle.stage(at("2026-01-01T00:00:00Z")), Stage::Deprecated);
@@ -118,7 +124,10 @@ mod tests {
         assert_eq!(lifecycle.stage(at("2027-01-01T00:00:00Z")), Stage::Sunset);
         assert_eq!(lifecycle.deprecation_header().unwrap(), "@1767225600");
         assert_eq!(lifecycle.sunset_header().unwrap(), "Fri, 01 Jan 2027 00:00:00 GMT");
-        assert_eq!(Lifecycle::v1(&Settings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")), Stage::Current);
+        assert_eq!(
+            Lifecycle::configured(1, &Settings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")),
+            Stage::Current
+        );
     }
 
     #[test]
@@ -137,7 +146,11 @@ mod tests {
             settings(Some("2026-03-01T00:00:00Z"), None, Some("2026-02-01T00:00:00Z/2026-02-01T02:00:00Z")),
         ];
         for case in cases {
-            assert!(Lifecycle::v1(&case).is_err(), "{case:?}");
+            assert!(Lifecycle::configured(1, &case).is_err(), "{case:?}");
         }
+        let mut v2 = Settings::default();
+        v2.lifecycle_mut(2).sunset_at = Some("2026-01-01T00:00:00Z".into());
+        let err = Lifecycle::configured(2, &v2).unwrap_err().to_string();
+        assert_eq!(err, "TANDEM_V2_SUNSET_AT needs TANDEM_V2_DEPRECATED_AT: clients are told first");
     }
 }

@@ -1,10 +1,9 @@
-// mimalloc instead of glibc's malloc: allocation was a fifth of a list request's CPU in the
-// profile (see bench/RESULTS.md).
+// mimalloc instead of glibc's malloc: allocation weighs on every request (bench/RESULTS.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Commit arena memory as it is used and hand freed pages back at once: with mimalloc's
-/// defaults an idle instance held 46 MB; with these, about 19 MB at no measured cost in req/s.
+/// Commit arena memory as it is used and hand freed pages back at once, so an idle instance
+/// holds what it uses rather than whole arenas (figures in bench/RESULTS.md).
 /// It runs from `.init_array`, before the first allocation reserves an arena: set from `main`,
 /// the settings come too late for it. `MIMALLOC_*` variables still override both.
 #[cfg(target_os = "linux")]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use poem::{
-    IntoResponse, Response, handler,
+    IntoResponse, Request, Response, handler,
     http::StatusCode,
     web::{Data, Html, Json, Path},
 };
@@ -13,12 +13,12 @@ use serde_json::json;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::{
-    app::AppState,
-    http::{
+    http::AppState,
+    lifecycle::Stage,
+    wire::{
         context::RequestInfo,
         error::{ApiError, Kind},
     },
-    lifecycle::Stage,
 };
 
 /// 200 while the process serves.
@@ -64,7 +64,7 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
 #[handler]
 pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
     let kind = Kind::from_slug(&slug).ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let lang = crate::http::error::i18n::Lang::En;
+    let lang = crate::wire::error::i18n::Lang::En;
     let detail = kind.detail(lang).replace("{}", "…");
     Ok(Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
@@ -82,7 +82,7 @@ pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
 #[handler]
 pub fn openapi_document(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
     let version = info.version.get().copied().ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let document = state.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let document = state.dispatch.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(document.to_string()))
 }
 
@@ -94,7 +94,7 @@ pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {
         .dispatch
         .versions()
         .map(|number| {
-            let lifecycle = state.lifecycle(number).cloned().unwrap_or_default();
+            let lifecycle = state.dispatch.lifecycle(number).cloned().unwrap_or_default();
             let status = match lifecycle.stage(now) {
                 Stage::Current => "current",
                 Stage::Deprecated => "deprecated",
@@ -116,24 +116,34 @@ pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {
     Json(json!({"defaultVersion": state.dispatch.default_version(), "versions": versions}))
 }
 
-/// The human page `Link: rel="deprecation"` points at: v1's dates and its migration notes.
+/// The human page `Link: rel="deprecation"` points at (`/docs/v<N>/deprecation`, one for each
+/// version a newer one follows): its dates, its successor and its release notes.
 #[handler]
-pub fn deprecation_page(state: Data<&Arc<AppState>>) -> Html<String> {
-    let lifecycle = state.lifecycle(crate::v1::NUMBER).cloned().unwrap_or_default();
+pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Result<Html<String>> {
+    let number = req
+        .uri()
+        .path()
+        .strip_prefix("/docs/v")
+        .and_then(|rest| rest.strip_suffix("/deprecation"))
+        .and_then(|n| n.parse::<u16>().ok())
+        .ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let successor = state.dispatch.successor_version(number).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let lifecycle = state.dispatch.lifecycle(number).cloned().unwrap_or_default();
     let date =
         |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
-    let notes = include_str!("../versions/v1/CHANGELOG.md").replace('&', "&amp;").replace('<', "&lt;");
-    Html(format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v1 deprecation</title></head>\
-         <body><h1>Tandem API version 1 is being retired</h1>\
-         <p>Deprecated from: {}<br>Sunset (every v1 request answers 410): {}</p>\
-         <p>Its successor is version 2: <a href=\"/docs/v2/\">documentation</a>, \
-         <a href=\"/api/v2/openapi.json\">OpenAPI</a>. Rehearse the removal by sending \
-         <code>X-API-Sunset-Rehearsal: true</code>: v1 then answers as it will after the sunset.</p>\
+    let changelog = state.dispatch.changelog(number).unwrap_or("");
+    let notes = changelog.replace('&', "&amp;").replace('<', "&lt;");
+    Ok(Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v{number} deprecation</title></head>\
+         <body><h1>Tandem API version {number} is being retired</h1>\
+         <p>Deprecated from: {}<br>Sunset (every v{number} request answers 410): {}</p>\
+         <p>Its successor is version {successor}: <a href=\"/docs/v{successor}/\">documentation</a>, \
+         <a href=\"/api/v{successor}/openapi.json\">OpenAPI</a>. Rehearse the removal by sending \
+         <code>X-API-Sunset-Rehearsal: true</code>: v{number} then answers as it will after the sunset.</p>\
          <pre>{notes}</pre></body></html>",
         date(lifecycle.deprecated_at),
         date(lifecycle.sunset_at),
-    ))
+    )))
 }
 
 /// `GET /metrics`: Prometheus text.

@@ -9,15 +9,15 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use crate::{
+    core::storage::{CustomerList, NewUser, Store},
     core::{
         customer::{BranchCode, CustomerNumber, CustomerSort, NewCustomer, Phone},
         import::{ImportReport, ImportStatus},
-        listing::{ListParams, ListRequest, full_order},
-        paging::PageLimits,
+        listing::{ListRequest, Window, full_order},
+        paging::PageRequest,
         user::{Age, Email, Name, UserFields},
         users::{UserFilter, Users},
     },
-    store::{CustomerList, NewUser, Store},
 };
 
 const BATCH: u64 = 20_000;
@@ -107,9 +107,7 @@ pub fn customer(i: u64) -> NewCustomer {
 /// Adds `users` and `customers` rows to `tenant`, after what it already has.
 pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64) -> anyhow::Result<()> {
     let started = Instant::now();
-    let limits = PageLimits { default_size: 1, max_size: 1 };
-    let request = ListRequest::parse(ListParams { size: Some(1), ..ListParams::default() }, limits, &[])
-        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let request = ListRequest::page(vec![], PageRequest { page: 0, size: 1 }, &[]);
     let existing_users =
         Users::new(store.clone()).list(tenant, request, UserFilter::default()).await?.total.unwrap_or(0);
     for start in (existing_users..existing_users + users).step_by(BATCH as usize) {
@@ -126,7 +124,7 @@ pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64
         order: full_order::<CustomerSort>(&[]),
         branch_code: None,
         keyword: None,
-        window: crate::core::listing::Window::Offset(crate::core::paging::PageRequest { page: 0, size: 1 }),
+        window: Window::Offset(PageRequest { page: 0, size: 1 }),
         limit: 1,
         count: true,
     };

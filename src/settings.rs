@@ -1,7 +1,7 @@
 //! Settings: defaults, then an optional `tandem.toml` (path in `TANDEM_CONFIG`), then `TANDEM_*`
 //! environment variables, which always win. Every field is documented in the README.
 
-use std::{fmt, path::PathBuf};
+use std::{collections::BTreeMap, fmt, path::PathBuf};
 
 use figment::{
     Figment,
@@ -32,12 +32,9 @@ pub struct Settings {
     pub vendor: String,
     /// `TANDEM_DEFAULT_VERSION`: version for requests that name none.
     pub default_version: u16,
-    /// `TANDEM_V1_DEPRECATED_AT`: RFC 3339 instant v1 became deprecated.
-    pub v1_deprecated_at: Option<String>,
-    /// `TANDEM_V1_SUNSET_AT`: RFC 3339 instant v1 stops answering.
-    pub v1_sunset_at: Option<String>,
-    /// `TANDEM_V1_BROWNOUTS`: comma-separated `start/end` RFC 3339 intervals.
-    pub v1_brownouts: Option<String>,
+    /// `[versions.<N>]` in `tandem.toml`, or `TANDEM_V<N>_DEPRECATED_AT`, `TANDEM_V<N>_SUNSET_AT`
+    /// and `TANDEM_V<N>_BROWNOUTS`: each version's lifecycle, by its number.
+    pub versions: BTreeMap<String, LifecycleSettings>,
     /// `TANDEM_MAX_PAGE_SIZE`: largest `size` a list accepts.
     pub max_page_size: u32,
     /// `TANDEM_DEFAULT_PAGE_SIZE`: `size` when a list names none.
@@ -62,6 +59,18 @@ pub struct Settings {
     pub cors_origins: Option<String>,
 }
 
+/// One version's lifecycle as configured; [`crate::lifecycle::Lifecycle`] checks it at start.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LifecycleSettings {
+    /// RFC 3339 instant the version became deprecated.
+    pub deprecated_at: Option<String>,
+    /// RFC 3339 instant the version stops answering.
+    pub sunset_at: Option<String>,
+    /// Comma-separated `start/end` RFC 3339 intervals.
+    pub brownouts: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
@@ -81,9 +90,7 @@ impl Default for Settings {
             jwt_audience: None,
             vendor: "tandem".into(),
             default_version: 1,
-            v1_deprecated_at: None,
-            v1_sunset_at: None,
-            v1_brownouts: None,
+            versions: BTreeMap::new(),
             max_page_size: 100,
             default_page_size: 20,
             max_body_bytes: 1_048_576,
@@ -105,8 +112,7 @@ impl Settings {
         let mut figment = Figment::new();
         let file = std::env::var("TANDEM_CONFIG").unwrap_or_else(|_| "tandem.toml".into());
         figment = figment.merge(Toml::file(file));
-        // `Env::raw` keeps every value a string, so a numeric-looking secret stays a string.
-        let env = Env::prefixed("TANDEM_").ignore(&["CONFIG"]);
+        let env = Env::prefixed("TANDEM_").ignore(&["CONFIG"]).map(|key| version_key(key.as_str()).into());
         let mut settings: Settings = figment.merge(env).extract()?;
         settings.empty_means_unset();
         settings.check()?;
@@ -120,15 +126,13 @@ impl Settings {
                 *value = None;
             }
         }
-        for value in [
-            &mut self.jwt_issuer,
-            &mut self.jwt_audience,
-            &mut self.v1_deprecated_at,
-            &mut self.v1_sunset_at,
-            &mut self.v1_brownouts,
-            &mut self.cors_origins,
-        ] {
+        for value in [&mut self.jwt_issuer, &mut self.jwt_audience, &mut self.cors_origins] {
             text(value);
+        }
+        for lifecycle in self.versions.values_mut() {
+            for value in [&mut lifecycle.deprecated_at, &mut lifecycle.sunset_at, &mut lifecycle.brownouts] {
+                text(value);
+            }
         }
         if self.redis_url.as_ref().is_some_and(|u| u.expose().trim().is_empty()) {
             self.redis_url = None;
@@ -156,6 +160,16 @@ impl Settings {
         Ok(())
     }
 
+    /// The lifecycle configured for `version`, if any.
+    pub fn lifecycle(&self, version: u16) -> Option<&LifecycleSettings> {
+        self.versions.get(&version.to_string())
+    }
+
+    /// The lifecycle of `version`, to set (tests and embedders).
+    pub fn lifecycle_mut(&mut self, version: u16) -> &mut LifecycleSettings {
+        self.versions.entry(version.to_string()).or_default()
+    }
+
     pub fn db_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.db_timeout_ms)
     }
@@ -169,6 +183,19 @@ impl Settings {
     pub fn idempotency_lease(&self) -> std::time::Duration {
         self.request_timeout() * 2
     }
+}
+
+/// `v2_deprecated_at` (from `TANDEM_V2_DEPRECATED_AT`) → `versions.2.deprecated_at`; other keys
+/// are left alone.
+fn version_key(key: &str) -> String {
+    let lifecycle = key.strip_prefix('v').and_then(|rest| {
+        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+        let (number, field) = rest.split_at(digits);
+        let field = field.strip_prefix('_')?;
+        let known = ["deprecated_at", "sunset_at", "brownouts"].contains(&field);
+        (!number.is_empty() && known).then(|| format!("versions.{number}.{field}"))
+    });
+    lifecycle.unwrap_or_else(|| key.to_string())
 }
 
 /// A connection URL whose password never reaches a log through `Debug` or `Display`.
@@ -234,6 +261,15 @@ mod tests {
     fn urls_without_password_are_unchanged() {
         assert_eq!(mask_password("sqlite://tandem.db?mode=rwc"), "sqlite://tandem.db?mode=rwc");
         assert_eq!(mask_password("postgres://app@db/x"), "postgres://app@db/x");
+    }
+
+    #[test]
+    fn version_lifecycle_variables_nest_under_their_version() {
+        assert_eq!(version_key("v1_deprecated_at"), "versions.1.deprecated_at");
+        assert_eq!(version_key("v12_brownouts"), "versions.12.brownouts");
+        assert_eq!(version_key("vendor"), "vendor");
+        assert_eq!(version_key("v1_other"), "v1_other");
+        assert_eq!(version_key("v_sunset_at"), "v_sunset_at");
     }
 
     #[test]

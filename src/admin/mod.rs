@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    app::AppState,
     core::fields::{FieldError, Rule},
-    http::error::ApiError,
+    http::AppState,
     ops::maintenance::POLL,
+    wire::error::ApiError,
 };
 
 /// How often buffered usage is written.
@@ -52,11 +52,11 @@ fn stamp(t: DateTime<Utc>) -> String {
 }
 
 /// `GET /admin/usage?version=1&since=<RFC 3339>`: per client and route, requests and first and
-/// last seen, summed over every instance (this one's buffer is written first). Default: v1, the
-/// last 30 days.
+/// last seen, summed over every instance (this one's buffer is written first). Default: the
+/// oldest version with an announced deprecation, the last 30 days.
 #[handler]
 pub async fn usage(state: Data<&Arc<AppState>>, query: Query<UsageQuery>) -> poem::Result<Json<Value>> {
-    let version = query.version.unwrap_or(1);
+    let version = query.version.unwrap_or_else(|| state.dispatch.retiring_version());
     let since = match query.since.as_deref() {
         Some(raw) => DateTime::parse_from_rfc3339(raw)
             .map(|t| t.with_timezone(&Utc))
@@ -101,7 +101,7 @@ pub async fn usage(state: Data<&Arc<AppState>>, query: Query<UsageQuery>) -> poe
         })
         .collect();
     clients.sort_by(|a, b| b.requests.cmp(&a.requests).then(b.last_seen.cmp(&a.last_seen)));
-    let lifecycle = state.lifecycle(version).cloned().unwrap_or_default();
+    let lifecycle = state.dispatch.lifecycle(version).cloned().unwrap_or_default();
     Ok(Json(json!({
         "version": version,
         "since": stamp(since),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::{
     core::{
-        fields::{FieldError, Rule},
+        fields::Rule,
         listing::{SortField, SortKey, Window},
     },
     encoding::base64url,
@@ -83,17 +83,12 @@ pub fn encode_cursor(query: &str, offset: u64, last: &[Key]) -> String {
 }
 
 /// Reads a cursor for `query` and its full `order`, or says why it can't be used.
-pub fn decode_cursor<F: SortField>(
-    raw: &str,
-    query: &str,
-    size: u32,
-    order: &[SortKey<F>],
-) -> Result<Window, FieldError> {
-    let invalid = || FieldError::parameter("cursor", Rule::Invalid);
+pub fn decode_cursor<F: SortField>(raw: &str, query: &str, size: u32, order: &[SortKey<F>]) -> Result<Window, Rule> {
+    let invalid = || Rule::Invalid;
     let bytes = base64url::decode(raw).ok_or_else(invalid)?;
     let body: CursorBody = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     if body.q != query {
-        return Err(FieldError::parameter("cursor", Rule::OtherQuery));
+        return Err(Rule::OtherQuery);
     }
     // The offset only labels the slice (`number`, `pageable.offset`); keep it sane.
     if body.v.len() != order.len() || body.o > u64::from(u32::MAX) * 1000 {
@@ -122,11 +117,11 @@ mod tests {
         let cursor = encode_cursor(&query, 40, &last);
         assert_eq!(decode_cursor(&cursor, &query, 20, &order).unwrap(), Window::After { last, offset: 40, size: 20 });
         let other = fingerprint(&["name,asc", "keyword=ada"]);
-        assert_eq!(decode_cursor(&cursor, &other, 20, &order).unwrap_err().rule, Rule::OtherQuery);
-        assert_eq!(decode_cursor("!!", &query, 20, &order).unwrap_err().rule, Rule::Invalid);
-        assert_eq!(decode_cursor(&cursor, &query, 20, &order[1..]).unwrap_err().rule, Rule::Invalid);
+        assert_eq!(decode_cursor(&cursor, &other, 20, &order).unwrap_err(), Rule::OtherQuery);
+        assert_eq!(decode_cursor("!!", &query, 20, &order).unwrap_err(), Rule::Invalid);
+        assert_eq!(decode_cursor(&cursor, &query, 20, &order[1..]).unwrap_err(), Rule::Invalid);
         // Values of the wrong kind (a forged cursor) are refused, not passed to the store.
         let forged = encode_cursor(&query, 0, &[Key::Int(1), Key::Text("x".into())]);
-        assert_eq!(decode_cursor(&forged, &query, 20, &order).unwrap_err().rule, Rule::Invalid);
+        assert_eq!(decode_cursor(&forged, &query, 20, &order).unwrap_err(), Rule::Invalid);
     }
 }

@@ -5,15 +5,15 @@ use std::{collections::HashMap, sync::Arc};
 use chrono::{SubsecRound, Utc};
 use uuid::Uuid;
 
+use crate::core::storage::{Constraint, CustomerList, Store, StoreError};
 use crate::core::{
     CoreError,
     customer::{Customer, CustomerSort, NewCustomer},
-    fields::{FieldError, Rule},
+    fields::Rule,
     idempotency::{Created, IdempotencyRecord},
     import::{ImportPlan, ImportReport, ImportStatus, MAX_LISTED_ERRORS, OnError, RowError, parse_csv},
     listing::{ListRequest, Listing, full_order},
 };
-use crate::store::{Constraint, CustomerList, Store, StoreError};
 
 /// Filters of a customers list.
 #[derive(Debug, Clone, Default)]
@@ -165,15 +165,15 @@ fn conflict_error(conflict: Constraint) -> CoreError {
     }
 }
 
-/// Reads an import id from a path: a UUID.
-pub fn parse_import_id(raw: &str) -> Result<Uuid, CoreError> {
-    Uuid::try_parse(raw).map_err(|_| CoreError::Validation(vec![FieldError::parameter("id", Rule::ExpectedUuid)]))
+/// An import id: a UUID.
+pub fn import_id(raw: &str) -> Result<Uuid, Rule> {
+    Uuid::try_parse(raw).map_err(|_| Rule::ExpectedUuid)
 }
 
-/// Reads a customer id from a path: a positive integer.
-pub fn parse_customer_id(raw: &str) -> Result<i64, CoreError> {
+/// A customer id: a positive integer.
+pub fn customer_id(raw: &str) -> Result<i64, Rule> {
     match raw.parse::<i64>() {
         Ok(id) if id > 0 => Ok(id),
-        _ => Err(CoreError::Validation(vec![FieldError::parameter("id", Rule::ExpectedInteger)])),
+        _ => Err(Rule::ExpectedInteger),
     }
 }

@@ -1,7 +1,7 @@
 //! What a core operation can report. The HTTP boundary turns each into a status and a body.
 
 use crate::core::fields::FieldError;
-use crate::store::StoreError;
+use crate::core::storage::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
@@ -46,12 +46,14 @@ impl From<StoreError> for CoreError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Unavailable(cause) => CoreError::Unavailable(cause),
-            StoreError::Conflict(crate::store::Constraint::UserEmail) => CoreError::Conflict(Conflict::DuplicateEmail),
+            StoreError::Conflict(crate::core::storage::Constraint::UserEmail) => {
+                CoreError::Conflict(Conflict::DuplicateEmail)
+            }
             // Callers that pass a key handle this one; anywhere else it is a bug.
             StoreError::Conflict(
-                crate::store::Constraint::UserIdempotency
-                | crate::store::Constraint::ImportIdempotency
-                | crate::store::Constraint::CustomerNumber,
+                crate::core::storage::Constraint::UserIdempotency
+                | crate::core::storage::Constraint::ImportIdempotency
+                | crate::core::storage::Constraint::CustomerNumber,
             ) => CoreError::Internal(anyhow::anyhow!("a conflict its caller should have handled")),
             StoreError::Other(err) => CoreError::Internal(err),
         }

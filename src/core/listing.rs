@@ -6,10 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::cursor::{Key, KeyKind, decode_cursor, encode_cursor, fingerprint};
 
-use crate::core::{
-    fields::{FieldError, Rule},
-    paging::{PageLimits, PageRequest},
-};
+use crate::core::{fields::Rule, paging::PageRequest};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Direction {
@@ -60,24 +57,6 @@ pub struct SortKey<F> {
     pub direction: Direction,
 }
 
-/// Parses `sort=<field>,<asc|desc>` values, applied in order; `id` ascending ends every order.
-pub fn parse_sort<F: SortField>(values: &[String]) -> Result<Vec<SortKey<F>>, FieldError> {
-    let mut keys: Vec<SortKey<F>> = Vec::new();
-    for value in values {
-        let (name, direction) = value.split_once(',').unwrap_or((value, "asc"));
-        let field = F::parse(name.trim()).ok_or_else(|| FieldError::parameter("sort", Rule::OneOf(F::allowed())))?;
-        let direction = match direction.trim().to_ascii_lowercase().as_str() {
-            "asc" => Direction::Asc,
-            "desc" => Direction::Desc,
-            _ => return Err(FieldError::parameter("sort", Rule::OneOf("asc, desc".into()))),
-        };
-        if !keys.iter().any(|k| k.field == field) {
-            keys.push(SortKey { field, direction });
-        }
-    }
-    Ok(keys)
-}
-
 /// The order the store applies: the requested keys, then `id` ascending unless already there.
 pub fn full_order<F: SortField>(keys: &[SortKey<F>]) -> Vec<SortKey<F>> {
     let mut order = keys.to_vec();
@@ -112,15 +91,13 @@ impl Window {
     }
 }
 
-/// A list request as a client writes it, before validation.
-#[derive(Debug, Clone, Default)]
-pub struct ListParams {
-    pub page: Option<i64>,
-    pub size: Option<i64>,
-    pub sort: Vec<String>,
-    /// `count=false` asks for a slice without totals.
-    pub count: Option<bool>,
-    pub cursor: Option<String>,
+/// Where a list request starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start<'a> {
+    /// An offset page.
+    Page(PageRequest),
+    /// After the record a cursor names, `size` records at most.
+    After { cursor: &'a str, size: u32 },
 }
 
 /// A validated list request.
@@ -136,38 +113,29 @@ pub struct ListRequest<F> {
 }
 
 impl<F: SortField> ListRequest<F> {
-    /// Validates the parameters; `filters` are the filter values the cursor is bound to.
-    pub fn parse(params: ListParams, limits: PageLimits, filters: &[&str]) -> Result<Self, Vec<FieldError>> {
-        let mut errors = Vec::new();
-        let sort = parse_sort::<F>(&params.sort).unwrap_or_else(|e| {
-            errors.push(e);
-            Vec::new()
-        });
-        let page = PageRequest::parse(params.page, params.size, limits).unwrap_or_else(|e| {
-            errors.extend(e);
-            PageRequest { page: 0, size: limits.default_size }
-        });
+    /// A list request from typed parts; `filters` are the filter values a cursor is bound to.
+    /// The one way it fails is a cursor that is not this query's (the rule to report).
+    pub fn new(sort: Vec<SortKey<F>>, start: Start<'_>, count: bool, filters: &[&str]) -> Result<Self, Rule> {
+        let query = Self::fingerprint(&sort, filters);
+        let (window, count) = match start {
+            Start::Page(page) => (Window::Offset(page), count),
+            // A cursor is a slice by definition.
+            Start::After { cursor, size } => (decode_cursor(cursor, &query, size, &full_order(&sort))?, false),
+        };
+        Ok(Self { sort, window, count, query })
+    }
+
+    /// An offset page with its total: it has no cursor, so nothing to refuse.
+    pub fn page(sort: Vec<SortKey<F>>, page: PageRequest, filters: &[&str]) -> Self {
+        let query = Self::fingerprint(&sort, filters);
+        Self { sort, window: Window::Offset(page), count: true, query }
+    }
+
+    fn fingerprint(sort: &[SortKey<F>], filters: &[&str]) -> String {
         let sort_text: Vec<String> =
             sort.iter().map(|k| format!("{},{}", k.field.name(), k.direction.name())).collect();
         let parts: Vec<&str> = sort_text.iter().map(String::as_str).chain(filters.iter().copied()).collect();
-        let query = fingerprint(&parts);
-        let window = match &params.cursor {
-            Some(_) if params.page.is_some() => {
-                errors.push(FieldError::parameter("page", Rule::NotWithCursor));
-                Window::Offset(page)
-            }
-            Some(raw) => decode_cursor(raw, &query, page.size, &full_order(&sort)).unwrap_or_else(|e| {
-                errors.push(e);
-                Window::Offset(page)
-            }),
-            None => Window::Offset(page),
-        };
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        // A cursor is a slice by definition.
-        let count = params.count.unwrap_or(true) && params.cursor.is_none();
-        Ok(Self { sort, window, count, query })
+        fingerprint(&parts)
     }
 }
 
@@ -267,24 +235,16 @@ mod tests {
     use super::{test_field::F, *};
 
     #[test]
-    fn sort_keys_parse_in_order_and_end_with_id() {
-        let keys = parse_sort::<F>(&["name,desc".into(), "name,asc".into()]).unwrap();
-        assert_eq!(keys, vec![SortKey { field: F::Name, direction: Direction::Desc }]);
+    fn the_order_ends_with_id_and_a_cursor_makes_a_slice() {
+        let keys = vec![SortKey { field: F::Name, direction: Direction::Desc }];
         assert_eq!(full_order(&keys).last(), Some(&SortKey { field: F::Id, direction: Direction::Asc }));
-        let err = parse_sort::<F>(&["nope".into()]).unwrap_err();
-        assert_eq!(err.rule, Rule::OneOf("id, name".into()));
-        assert!(parse_sort::<F>(&["name,up".into()]).is_err());
-    }
-
-    #[test]
-    fn list_params_validate_together() {
-        const LIMITS: PageLimits = PageLimits { default_size: 20, max_size: 100 };
-        let params = ListParams { sort: vec!["nope".into()], size: Some(0), ..ListParams::default() };
-        assert_eq!(ListRequest::<F>::parse(params, LIMITS, &[]).unwrap_err().len(), 2);
-        let params = ListParams { count: Some(false), ..ListParams::default() };
-        let request = ListRequest::<F>::parse(params, LIMITS, &[]).unwrap();
-        assert!(!request.count);
-        let params = ListParams { page: Some(1), cursor: Some("x".into()), ..ListParams::default() };
-        assert_eq!(ListRequest::<F>::parse(params, LIMITS, &[]).unwrap_err()[0].rule, Rule::NotWithCursor);
+        let page = PageRequest { page: 0, size: 20 };
+        let request = ListRequest::<F>::new(keys.clone(), Start::Page(page), true, &[]).unwrap();
+        assert!(request.count);
+        let cursor = encode_cursor(&request.query, 20, &[Key::Text("Ada".into()), Key::Int(7)]);
+        let after = ListRequest::<F>::new(keys.clone(), Start::After { cursor: &cursor, size: 20 }, true, &[]).unwrap();
+        assert!(!after.count);
+        let other = ListRequest::<F>::new(vec![], Start::After { cursor: &cursor, size: 20 }, true, &[]);
+        assert_eq!(other.unwrap_err(), Rule::OtherQuery);
     }
 }

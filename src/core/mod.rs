@@ -11,6 +11,9 @@ pub mod import;
 pub mod listing;
 pub mod paging;
 pub mod patch;
+pub mod search;
+pub mod services;
+pub mod storage;
 pub mod user;
 pub mod users;
 

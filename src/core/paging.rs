@@ -1,6 +1,6 @@
 //! Offset paging: which page a client asked for, and what a page holds.
 
-use crate::core::fields::{FieldError, Rule};
+use crate::core::fields::Rule;
 
 /// A validated page request: 0-based `page`, `size` within the configured bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,34 +17,24 @@ pub struct PageLimits {
 }
 
 impl PageRequest {
-    /// Checks `page` and `size`, reporting both when both are wrong.
-    pub fn parse(page: Option<i64>, size: Option<i64>, limits: PageLimits) -> Result<Self, Vec<FieldError>> {
-        let mut errors = Vec::new();
-        let page = match page {
-            None => 0,
-            Some(p) if p >= 0 && p <= i64::from(u32::MAX) => p as u64,
-            Some(p) if p < 0 => {
-                errors.push(FieldError::parameter("page", Rule::Min { min: 0 }));
-                0
-            }
-            Some(_) => {
-                errors.push(FieldError::parameter("page", Rule::Max { max: i64::from(u32::MAX) }));
-                0
-            }
-        };
-        let size = match size {
-            None => limits.default_size,
-            Some(s) if s < 1 => {
-                errors.push(FieldError::parameter("size", Rule::Min { min: 1 }));
-                0
-            }
-            Some(s) if s > i64::from(limits.max_size) => {
-                errors.push(FieldError::parameter("size", Rule::Max { max: i64::from(limits.max_size) }));
-                0
-            }
-            Some(s) => s as u32,
-        };
-        if errors.is_empty() { Ok(Self { page, size }) } else { Err(errors) }
+    /// A 0-based page index: absent is 0.
+    pub fn index(raw: Option<i64>) -> Result<u64, Rule> {
+        match raw {
+            None => Ok(0),
+            Some(p) if p < 0 => Err(Rule::Min { min: 0 }),
+            Some(p) if p > i64::from(u32::MAX) => Err(Rule::Max { max: i64::from(u32::MAX) }),
+            Some(p) => Ok(p as u64),
+        }
+    }
+
+    /// A page size within the configured bounds: absent is the default.
+    pub fn size(raw: Option<i64>, limits: PageLimits) -> Result<u32, Rule> {
+        match raw {
+            None => Ok(limits.default_size),
+            Some(s) if s < 1 => Err(Rule::Min { min: 1 }),
+            Some(s) if s > i64::from(limits.max_size) => Err(Rule::Max { max: i64::from(limits.max_size) }),
+            Some(s) => Ok(s as u32),
+        }
     }
 
     pub fn offset(&self) -> u64 {
@@ -60,16 +50,10 @@ mod tests {
 
     #[test]
     fn defaults_and_bounds() {
-        assert_eq!(PageRequest::parse(None, None, LIMITS), Ok(PageRequest { page: 0, size: 20 }));
-        assert_eq!(PageRequest::parse(Some(3), Some(100), LIMITS).unwrap().offset(), 300);
-        let errors = PageRequest::parse(Some(-1), Some(101), LIMITS).unwrap_err();
-        assert_eq!(
-            errors,
-            vec![
-                FieldError::parameter("page", Rule::Min { min: 0 }),
-                FieldError::parameter("size", Rule::Max { max: 100 })
-            ]
-        );
-        assert!(PageRequest::parse(None, Some(0), LIMITS).is_err());
+        assert_eq!((PageRequest::index(None), PageRequest::size(None, LIMITS)), (Ok(0), Ok(20)));
+        assert_eq!(PageRequest { page: PageRequest::index(Some(3)).unwrap(), size: 100 }.offset(), 300);
+        assert_eq!(PageRequest::index(Some(-1)), Err(Rule::Min { min: 0 }));
+        assert_eq!(PageRequest::size(Some(101), LIMITS), Err(Rule::Max { max: 100 }));
+        assert_eq!(PageRequest::size(Some(0), LIMITS), Err(Rule::Min { min: 1 }));
     }
 }

@@ -3,8 +3,10 @@
 use std::sync::Arc;
 
 use chrono::{SubsecRound, Utc};
+use serde_json::Value;
 use uuid::Uuid;
 
+use crate::core::storage::{Constraint, NewUser, Store, StoreError, UserList};
 use crate::core::{
     CoreError,
     error::Conflict,
@@ -14,7 +16,6 @@ use crate::core::{
     patch::{self, Patch},
     user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserRef, UserSort},
 };
-use crate::store::{Constraint, NewUser, Store, StoreError, UserList};
 
 /// Filters of a users list.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +43,19 @@ pub struct BodyPolicy {
     pub strict: bool,
     /// `age` must be given.
     pub age_required: bool,
+}
+
+impl BodyPolicy {
+    /// Reads a create or replace body. Strict: unknown and internal fields are errors; lenient:
+    /// they are ignored (never applied either way).
+    pub fn read_user(self, body: &Value) -> Result<UserFields, Vec<FieldError>> {
+        let mut reader = ObjectReader::new(body).map_err(|e| vec![e])?;
+        if self.strict {
+            reader.deny_present(&PROTECTED_FIELDS);
+            reader.deny_unknown(&[&USER_FIELDS[..], &PROTECTED_FIELDS[..]].concat());
+        }
+        UserFields::read(reader, self.age_required)
+    }
 }
 
 /// A version the client says it has (`If-Match`); `None` means "whatever is stored".
@@ -172,9 +186,4 @@ impl Users {
             Err(err) => err.into(),
         }
     }
-}
-
-/// Reads a path id, which may be an integer or a UUID.
-pub fn parse_id(raw: &str) -> Result<UserRef, CoreError> {
-    UserRef::parse(raw).map_err(|rule| CoreError::Validation(vec![FieldError::parameter("id", rule)]))
 }

@@ -1,53 +1,53 @@
 //! Version dispatch: which version serves a request (URI, header, media type or query, else
 //! the default), which route template it hits, and the rewrite of legacy paths such as `/users`
-//! to `/api/v<N>/users`. The table of versions is [`crate::versions`].
+//! to `/api/v<N>/users`. It also holds what the service knows of each version: lifecycle,
+//! served document, successor. The list of versions is `crate::versions`.
 
 pub mod routes;
 pub mod sources;
+pub mod version;
 
+use chrono::{DateTime, Utc};
 use poem::{
     Request,
     http::{Method, StatusCode, Uri},
 };
 
+pub use self::version::Version;
 use self::{
     routes::{RouteEntry, RouteTable},
     sources::Source,
+    version::SuccessorRoute,
 };
-use crate::http::{
-    context::RequestInfo,
-    error::{ApiError, Kind, render::BodyStyle},
+use crate::{
+    lifecycle::{Lifecycle, Stage},
+    settings::Settings,
+    wire::{
+        context::RequestInfo,
+        error::{ApiError, Kind, render::BodyStyle},
+    },
 };
 
-/// The resources a vendor media type may name.
-const RESOURCES: [&str; 3] = ["users", "customers", "imports"];
-
-/// One API version as its folder declares it.
-pub struct Version {
-    pub number: u16,
-    pub style: BodyStyle,
-    /// The version's OpenAPI document, as served.
-    pub spec: serde_json::Value,
-    /// Legacy unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5`
-    /// to `/api/v<N>/users/5`.
-    pub legacy: &'static [(&'static str, &'static str)],
-    /// Where a route of this version lives in its successor, for `Link: rel="successor-version"`:
-    /// given the route template and the record the request touched.
-    pub successor: Option<fn(&str, Option<uuid::Uuid>) -> String>,
-}
-
+/// What dispatch keeps of one version.
 struct Entry {
     number: u16,
     style: BodyStyle,
     routes: RouteTable,
     legacy: &'static [(&'static str, &'static str)],
-    successor: Option<fn(&str, Option<uuid::Uuid>) -> String>,
+    /// The next version and where this version's routes live in it.
+    successor: Option<(u16, SuccessorRoute)>,
+    lifecycle: Lifecycle,
+    /// The OpenAPI document as served: every operation marked deprecated once announced.
+    document: String,
+    changelog: &'static str,
 }
 
 pub struct Dispatch {
     versions: Vec<Entry>,
     default_version: u16,
     vendor: String,
+    /// Every resource a vendor media type may name, in the order the versions declare them.
+    resources: Vec<&'static str>,
     /// `1, 2`: for `API-Supported-Versions` and error details.
     pub supported: String,
 }
@@ -75,23 +75,42 @@ pub struct Target<'a> {
 }
 
 impl Dispatch {
-    pub fn new(versions: Vec<Version>, default_version: u16, vendor: &str) -> anyhow::Result<Self> {
+    /// Reads each version's declaration (oldest first) and its lifecycle from the settings.
+    pub fn new(versions: &[Version], settings: &Settings) -> anyhow::Result<Self> {
+        let default_version = settings.default_version;
         anyhow::ensure!(
             versions.iter().any(|v| v.number == default_version),
             "TANDEM_DEFAULT_VERSION={default_version} is not a supported version"
         );
+        for configured in settings.versions.keys() {
+            anyhow::ensure!(
+                versions.iter().any(|v| v.number.to_string() == *configured),
+                "[versions.{configured}] (TANDEM_V{configured}_*): version {configured} is not served"
+            );
+        }
         let supported = versions.iter().map(|v| v.number.to_string()).collect::<Vec<_>>().join(", ");
-        let versions = versions
-            .into_iter()
-            .map(|v| Entry {
-                number: v.number,
-                style: v.style,
-                routes: RouteTable::from_openapi(&v.spec),
-                legacy: v.legacy,
-                successor: v.successor,
-            })
-            .collect();
-        Ok(Self { versions, default_version, vendor: vendor.to_string(), supported })
+        let mut resources: Vec<&'static str> = Vec::new();
+        for resource in versions.iter().flat_map(|v| v.resources) {
+            if !resources.contains(resource) {
+                resources.push(resource);
+            }
+        }
+        let mut entries = Vec::new();
+        for (i, version) in versions.iter().enumerate() {
+            let lifecycle = Lifecycle::configured(version.number, settings)?;
+            let spec: serde_json::Value = serde_json::from_str(&version.document)?;
+            entries.push(Entry {
+                number: version.number,
+                style: version.style,
+                routes: RouteTable::from_openapi(&spec, version.admin_only)?,
+                legacy: version.legacy,
+                successor: versions.get(i + 1).map(|next| (next.number, version.successor_route)),
+                document: mark_deprecated(&version.document, spec, &lifecycle),
+                lifecycle,
+                changelog: version.changelog,
+            });
+        }
+        Ok(Self { versions: entries, default_version, vendor: settings.vendor.clone(), resources, supported })
     }
 
     pub fn default_version(&self) -> u16 {
@@ -104,14 +123,52 @@ impl Dispatch {
         self.entry(number).or_else(|| self.entry(self.default_version)).map_or(BodyStyle::Problem, |e| e.style)
     }
 
-    /// The successor link of a request served by `version`, if that version has a successor.
-    pub fn successor(&self, version: u16, template: Option<&str>, resource: Option<uuid::Uuid>) -> Option<String> {
-        let successor = self.entry(version)?.successor?;
-        Some(successor(template.unwrap_or(""), resource))
+    /// The successor link of a request served by `version`, if a newer version follows it.
+    pub fn successor(&self, version: u16, template: Option<&str>, record: Option<uuid::Uuid>) -> Option<String> {
+        let (next, route) = self.entry(version)?.successor?;
+        Some(format!("/api/v{next}{}", route(template.unwrap_or(""), record)))
+    }
+
+    /// The version that follows `version`, if any: the one its clients move to.
+    pub fn successor_version(&self, version: u16) -> Option<u16> {
+        self.entry(version)?.successor.map(|(next, _)| next)
     }
 
     pub fn versions(&self) -> impl Iterator<Item = u16> + '_ {
         self.versions.iter().map(|v| v.number)
+    }
+
+    /// A version's lifecycle; a version without one configured is current for ever.
+    pub fn lifecycle(&self, version: u16) -> Option<&Lifecycle> {
+        self.entry(version).map(|e| &e.lifecycle)
+    }
+
+    /// `API-Deprecated-Versions` now: the versions past their deprecation instant.
+    pub fn deprecated_versions(&self, now: DateTime<Utc>) -> Option<String> {
+        let deprecated: Vec<String> = self
+            .versions
+            .iter()
+            .filter(|v| v.lifecycle.stage(now) != Stage::Current)
+            .map(|v| v.number.to_string())
+            .collect();
+        (!deprecated.is_empty()).then(|| deprecated.join(", "))
+    }
+
+    /// The version operators ask about when they name none: the oldest with an announced
+    /// deprecation, else the oldest.
+    pub fn retiring_version(&self) -> u16 {
+        let announced = self.versions.iter().find(|v| v.lifecycle.deprecated_at.is_some());
+        announced.or(self.versions.first()).map_or(self.default_version, |v| v.number)
+    }
+
+    /// A version's OpenAPI document, as served.
+    pub fn document(&self, version: u16) -> Option<&str> {
+        self.entry(version).map(|e| e.document.as_str())
+    }
+
+    /// A version's release notes.
+    pub fn changelog(&self, version: u16) -> Option<&'static str> {
+        self.entry(version).map(|e| e.changelog)
     }
 
     fn entry(&self, number: u16) -> Option<&Entry> {
@@ -131,11 +188,11 @@ impl Dispatch {
             return Ok(Resolution::PassThrough);
         }
         let vendor = sources::from_accept(req.headers(), &self.vendor);
-        if vendor.is_some_and(|v| !RESOURCES.contains(&v.resource)) {
+        if vendor.is_some_and(|v| !self.resources.contains(&v.resource)) {
             return Err(ApiError::new(Kind::NotAcceptable).with_detail(format!(
                 "application/vnd.{}.<{}>.v<N>+json",
                 self.vendor,
-                RESOURCES.join("|")
+                self.resources.join("|")
             )));
         }
         let named = [
@@ -217,4 +274,20 @@ fn rewrite(uri: &Uri, version: u16, relative: &str) -> Uri {
         None => format!("/api/v{version}{relative}"),
     };
     target.parse().unwrap_or_else(|_| uri.clone())
+}
+
+/// Marks every operation of a version with an announced deprecation as deprecated.
+fn mark_deprecated(document: &str, mut spec: serde_json::Value, lifecycle: &Lifecycle) -> String {
+    if lifecycle.deprecated_at.is_none() {
+        return document.to_string();
+    }
+    if let Some(paths) = spec.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        for operation in paths.values_mut().filter_map(|p| p.as_object_mut()).flat_map(|p| p.values_mut()) {
+            operation["deprecated"] = serde_json::Value::Bool(true);
+        }
+    }
+    if let Some(sunset) = lifecycle.sunset_at {
+        spec["info"]["x-sunset"] = serde_json::Value::from(sunset.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    }
+    spec.to_string()
 }

@@ -1,6 +1,6 @@
-//! A version's route templates and their methods, read once from its OpenAPI document so the
-//! document and the dispatcher cannot disagree. Matching walks path segments: no regex, no
-//! allocation.
+//! A version's route templates, their methods and each operation's policy, read once from its
+//! OpenAPI document so the document and the dispatcher cannot disagree. Matching walks path
+//! segments: no regex, no allocation.
 
 use std::sync::Arc;
 
@@ -13,6 +13,24 @@ pub struct RouteEntry {
     pub methods: Vec<Method>,
     /// The `Allow` header value for this template.
     pub allow: String,
+    /// Each method's policy, in the order of `methods`.
+    pub policies: Vec<Policy>,
+}
+
+/// What the layers in front of an operation must enforce, declared with the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// Only an admin token may call it (named in the version's `admin_only`).
+    pub admin: bool,
+    /// Its body is an upload (`multipart/form-data`, in the document): the upload size limit.
+    pub upload: bool,
+}
+
+impl RouteEntry {
+    /// The policy of `method` on this route (the default for a method it does not have).
+    pub fn policy(&self, method: &Method) -> Policy {
+        self.methods.iter().position(|m| m == method).map_or_else(Policy::default, |i| self.policies[i])
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -21,23 +39,38 @@ pub struct RouteTable {
 }
 
 impl RouteTable {
-    /// Builds the table from an OpenAPI document's `paths`.
-    pub fn from_openapi(spec: &serde_json::Value) -> Self {
+    /// Builds the table from an OpenAPI document's `paths`; `admin_only` names operations by
+    /// `operationId`, and each must exist.
+    pub fn from_openapi(spec: &serde_json::Value, admin_only: &[&str]) -> anyhow::Result<Self> {
         let mut entries = Vec::new();
-        if let Some(paths) = spec.get("paths").and_then(|p| p.as_object()) {
-            for (template, operations) in paths {
-                let mut methods: Vec<Method> = operations
-                    .as_object()
-                    .map(|ops| ops.keys().filter_map(|m| m.to_ascii_uppercase().parse().ok()).collect())
-                    .unwrap_or_default();
-                methods.sort_by_key(|m| METHOD_ORDER.iter().position(|o| *o == m.as_str()).unwrap_or(usize::MAX));
-                let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
-                entries.push(RouteEntry { template: Arc::from(template.as_str()), methods, allow });
-            }
+        let mut admin_found = 0;
+        let empty = serde_json::Map::new();
+        for (template, operations) in spec.get("paths").and_then(|p| p.as_object()).unwrap_or(&empty) {
+            let mut operations: Vec<(Method, &serde_json::Value)> = operations
+                .as_object()
+                .unwrap_or(&empty)
+                .iter()
+                .filter_map(|(m, op)| Some((m.to_ascii_uppercase().parse().ok()?, op)))
+                .collect();
+            operations.sort_by_key(|(m, _)| METHOD_ORDER.iter().position(|o| *o == m.as_str()).unwrap_or(usize::MAX));
+            let policies: Vec<Policy> = operations
+                .iter()
+                .map(|(_, op)| {
+                    let id = op.get("operationId").and_then(|id| id.as_str()).unwrap_or("");
+                    let admin = admin_only.contains(&id);
+                    admin_found += usize::from(admin);
+                    let upload = op.pointer("/requestBody/content/multipart~1form-data").is_some();
+                    Policy { admin, upload }
+                })
+                .collect();
+            let methods: Vec<Method> = operations.into_iter().map(|(m, _)| m).collect();
+            let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+            entries.push(RouteEntry { template: Arc::from(template.as_str()), methods, allow, policies });
         }
+        anyhow::ensure!(admin_found == admin_only.len(), "admin_only names an operation the version does not have");
         // Literal segments before parameters, so `/users/imports` would win over `/users/{id}`.
         entries.sort_by_key(|e| e.template.matches('{').count());
-        Self { entries }
+        Ok(Self { entries })
     }
 
     /// The entry whose template matches `path` (relative to the version's prefix).
@@ -68,10 +101,15 @@ mod tests {
     #[test]
     fn templates_match_segment_by_segment() {
         let spec = serde_json::json!({"paths": {
-            "/users/{id}": {"get": {}, "delete": {}, "put": {}, "patch": {}},
-            "/users": {"post": {}, "get": {}},
+            "/users/{id}": {"get": {}, "delete": {"operationId": "deleteUser"}, "put": {}, "patch": {}},
+            "/users": {"post": {"requestBody": {"content": {"multipart/form-data": {}}}}, "get": {}},
         }});
-        let table = RouteTable::from_openapi(&spec);
+        let table = RouteTable::from_openapi(&spec, &["deleteUser"]).unwrap();
+        assert!(RouteTable::from_openapi(&spec, &["nope"]).is_err());
+        let one = table.find("/users/42").unwrap();
+        assert_eq!(one.policy(&Method::DELETE), Policy { admin: true, upload: false });
+        assert_eq!(one.policy(&Method::GET), Policy::default());
+        assert_eq!(table.find("/users").unwrap().policy(&Method::POST), Policy { admin: false, upload: true });
         assert_eq!(&*table.find("/users").unwrap().template, "/users");
         assert_eq!(table.find("/users").unwrap().allow, "GET, POST");
         assert_eq!(&*table.find("/users/42").unwrap().template, "/users/{id}");

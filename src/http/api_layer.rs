@@ -8,12 +8,15 @@ use poem::{
     http::{HeaderValue, header},
 };
 
-use super::{
-    auth, body_limit, context,
-    error::{ApiError, Kind},
-    idempotency,
+use super::{AppState, auth, idempotency};
+use crate::{
+    dispatch::Resolution,
+    lifecycle::Stage,
+    wire::{
+        body_limit, context,
+        error::{ApiError, Kind},
+    },
 };
-use crate::{app::AppState, dispatch::Resolution, lifecycle::Stage};
 
 /// `X-API-Sunset-Rehearsal: true` answers as the version will after its sunset.
 pub const REHEARSAL_HEADER: &str = "x-api-sunset-rehearsal";
@@ -29,7 +32,7 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         Err(err) => return Err(err.into()),
     };
     // Only API operations take keys: they are the ones authenticated above.
-    let is_api = req.extensions().get::<crate::auth::Caller>().is_some() && !admin_route(req.uri().path());
+    let is_api = req.extensions().get::<crate::auth::Caller>().is_some() && !state.fixed.is_admin(req.uri().path());
     let key = (is_api && req.method() == poem::http::Method::POST)
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
@@ -55,7 +58,7 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
 /// with, if the client asked for one.
 async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
     let info = context::info(req);
-    if admin_route(req.uri().path()) {
+    if state.fixed.is_admin(req.uri().path()) {
         // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
         let caller = auth::authenticate(req, &state.verifier)?;
         // Operators act on every tenant: a token bound to one tenant is not an operator's.
@@ -81,17 +84,13 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
         return Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string()));
     }
     refuse_if_gone(req, state, target.version)?;
-    let template = &target.route.template;
-    let limit = if template.ends_with("/upload") || template.ends_with("/imports") {
-        state.settings.max_upload_bytes
-    } else {
-        state.settings.max_body_bytes
-    };
+    let policy = target.route.policy(req.method());
+    let limit = if policy.upload { state.settings.max_upload_bytes } else { state.settings.max_body_bytes };
     if let Some(uri) = target.rewritten {
         *req.uri_mut() = uri;
     }
     let caller = auth::authenticate(req, &state.verifier)?;
-    if auth::needs_admin(req.method(), template) && !caller.is_admin() {
+    if policy.admin && !caller.is_admin() {
         return Err(ApiError::new(Kind::AdminRequired));
     }
     let _ = info.tenant.set(caller.tenant.clone());
@@ -105,13 +104,16 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
             .with_header("ratelimit-reset", decision.reset.to_string()));
     }
     req.extensions_mut().insert(caller);
+    req.extensions_mut().insert(state.services.clone());
     body_limit::apply(req, limit, info.clone())?;
     Ok(target.vendor_type)
 }
 
-/// After the sunset, inside a brownout, or when the client rehearses the sunset: 410.
+/// After the sunset, inside a brownout, or when the client rehearses the sunset of a version
+/// that has a successor: 410.
 fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), ApiError> {
-    let Some(lifecycle) = state.lifecycle(version) else { return Ok(()) };
+    let Some(lifecycle) = state.dispatch.lifecycle(version) else { return Ok(()) };
+    let retiring = state.dispatch.successor_version(version).is_some();
     let now = (state.clock)();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let gone = || ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
@@ -120,15 +122,9 @@ fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), A
         Stage::Brownout { until } => {
             Err(gone().with_header("retry-after", (until - now).num_seconds().max(1).to_string()))
         }
-        _ if rehearsal => Err(gone()),
+        _ if rehearsal && retiring => Err(gone()),
         _ => Ok(()),
     }
-}
-
-/// `/admin/…` needs an admin token; the dashboard's page itself is public (it holds no data and
-/// asks for a token, which it keeps in memory).
-fn admin_route(path: &str) -> bool {
-    path.starts_with("/admin/") && path != "/admin/dashboard"
 }
 
 fn has_body(req: &Request) -> bool {

@@ -2,19 +2,13 @@
 
 use poem::{Request, http::header};
 
-use super::error::{ApiError, Kind};
 use crate::auth::{
     Caller, Verifier,
     tenant::{self, TenantError},
 };
+use crate::wire::error::{ApiError, Kind};
 
 pub const TENANT_HEADER: &str = "x-tenant-id";
-
-/// Deleting anything, uploading and reading imports need the admin role (CONTRACT §5), checked
-/// before a body is read.
-pub fn needs_admin(method: &poem::http::Method, template: &str) -> bool {
-    *method == poem::http::Method::DELETE || template.ends_with("/upload") || template.contains("/imports")
-}
 
 pub fn authenticate(req: &Request, verifier: &Verifier) -> Result<Caller, ApiError> {
     let value = req.headers().get(header::AUTHORIZATION).ok_or_else(|| ApiError::unauthenticated(false))?;

@@ -11,16 +11,21 @@ use poem::{
 };
 use tracing::Instrument;
 
-use super::{
-    body_limit::BodyTooLarge,
-    context::{CORRELATION_HEADER, RequestInfo},
-    cors::Cors,
-    error::{
-        ApiError, Kind, classify,
-        render::{RenderContext, render},
+use super::{AppState, cors::Cors};
+use crate::{
+    dispatch::sources,
+    lifecycle::Stage,
+    ops::metrics::method_label,
+    wire::{
+        about::record_of,
+        body_limit::BodyTooLarge,
+        context::{CORRELATION_HEADER, RequestInfo},
+        error::{
+            ApiError, Kind, classify,
+            render::{RenderContext, render},
+        },
     },
 };
-use crate::{app::AppState, dispatch::sources, lifecycle::Stage, ops::metrics::method_label};
 
 const API_SUPPORTED_VERSIONS: HeaderName = HeaderName::from_static("api-supported-versions");
 const API_VERSION: HeaderName = HeaderName::from_static("api-version");
@@ -44,7 +49,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             // shape. poem has no request timeout either: past it the request is dropped and
             // answers 503. Boxed once here so that the wrappers below, and poem's layers
             // above, move a pointer rather than the whole inner future on every request
-            // (memmove was 7% of a trivial route).
+            // (bench/RESULTS.md).
             let inner = Box::pin(next.call(req));
             // The deadline counts from the request's own start: one clock reading fewer.
             let deadline = tokio::time::Instant::from_std(info.started) + state.settings.request_timeout();
@@ -113,7 +118,7 @@ fn record(
     let version = info.version.get().copied().unwrap_or(0);
     let route = info.route.get().unwrap_or(&state.unmatched_route);
     state.metrics.observe(version, route, method_label(method), status, elapsed);
-    let deprecated = state.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
+    let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     if let (true, Some(tenant), Some(subject)) = (deprecated, info.tenant.get(), info.subject.get()) {
         state.usage.record(version, tenant, subject, route, now);
         state.metrics.deprecated(version, &metric_client(tenant, subject));
@@ -138,8 +143,8 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
     };
     // Routes outside the versions (dispatch answers those): poem's 405 names no methods.
     if api.kind == Kind::MethodNotAllowed && !api.headers.iter().any(|(name, _)| *name == "allow") {
-        let allow = public_allow(path);
-        api = api.with_header("allow", allow).with_detail(allow);
+        let allow = state.fixed.find(path).map_or("GET", |route| route.allow.as_str()).to_string();
+        api = api.with_header("allow", allow.clone()).with_detail(allow);
     }
     if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
         tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed");
@@ -156,24 +161,15 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
     render(&api, &ctx)
 }
 
-/// The methods of the routes outside the versions.
-fn public_allow(path: &str) -> &'static str {
-    match path {
-        "/api" => "OPTIONS",
-        "/admin/maintenance" => "GET, PUT",
-        _ => "GET",
-    }
-}
-
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its
 /// 410s), `Deprecation`, `Sunset` and the `deprecation` and `successor-version` links.
 fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestInfo, now: DateTime<Utc>) {
     let headers = response.headers_mut();
-    if let Some(value) = state.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
+    if let Some(value) = state.dispatch.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.insert(API_DEPRECATED_VERSIONS, value);
     }
     let Some(version) = info.version.get().copied() else { return };
-    let Some(lifecycle) = state.lifecycle(version) else { return };
+    let Some(lifecycle) = state.dispatch.lifecycle(version) else { return };
     let deprecated = lifecycle.stage(now) != Stage::Current;
     if !deprecated && response.status() != StatusCode::GONE {
         return;
@@ -189,7 +185,7 @@ fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestIn
         links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
     }
     let route = info.route.get().map(|r| &**r);
-    if let Some(successor) = state.dispatch.successor(version, route, info.resource.get().copied()) {
+    if let Some(successor) = state.dispatch.successor(version, route, record_of(response)) {
         links.push(format!("<{successor}>; rel=\"successor-version\""));
     }
     if let Ok(value) = HeaderValue::from_str(&links.join(", ")) {

@@ -4,20 +4,19 @@
 
 use std::sync::Arc;
 
-use poem::{Endpoint, FromRequest, IntoResponse, Request, RequestBody, Response, http::HeaderValue};
+use poem::{Endpoint, IntoResponse, Request, Response, http::HeaderValue};
 
-use super::{
-    body_limit::BodyTooLarge,
-    boundary::respond,
-    context::{self, RequestInfo},
-    error::{ApiError, Kind},
-};
+use super::{AppState, boundary::respond};
 use crate::{
-    app::AppState,
     auth::Caller,
-    core::idempotency::{Created, IdempotencyRecord},
+    core::idempotency::IdempotencyRecord,
     encoding::base64url,
     idempotency::{Claim, Fingerprint, IdempotencyStore, Scope, StoredResponse},
+    wire::{
+        body_limit::BodyTooLarge,
+        context,
+        error::{ApiError, Kind},
+    },
 };
 
 pub const HEADER: &str = "idempotency-key";
@@ -158,23 +157,4 @@ impl Drop for ReleaseOnDrop {
             });
         }
     }
-}
-
-/// The keyed request a handler is running, if any: handlers pass it to the core so the row
-/// records it.
-pub struct Keyed(pub Option<IdempotencyRecord>);
-
-impl<'a> FromRequest<'a> for Keyed {
-    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
-        Ok(Keyed(req.extensions().get::<IdempotencyRecord>().cloned()))
-    }
-}
-
-/// What a keyed creation made, noting for the layer above when it was an earlier try's record
-/// (so the response says `Idempotent-Replayed`).
-pub fn created<T>(created: Created<T>, info: &RequestInfo) -> T {
-    if created.replayed {
-        let _ = info.replayed.set(true);
-    }
-    created.record
 }

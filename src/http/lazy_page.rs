@@ -1,6 +1,6 @@
 //! An HTML page built on its first request and shared after it. Each Swagger UI page embeds a
-//! 1.6 MB bundle: poem-openapi's own endpoint builds it at start (about 5 MB resident in every
-//! instance, read or not) and copies it for every request.
+//! large bundle: poem-openapi's own endpoint builds it at start, resident in every instance
+//! whether read or not, and copies it for every request (bench/RESULTS.md).
 
 use std::sync::OnceLock;
 

@@ -4,28 +4,19 @@
 
 pub mod api_layer;
 pub mod auth;
-pub mod body_limit;
 pub mod boundary;
-pub mod context;
 pub mod cors;
-pub mod envelope;
-pub mod error;
-pub mod etag;
+pub mod fixed;
 pub mod idempotency;
-pub mod json;
 pub mod lazy_page;
 pub mod linger;
-pub mod payload;
-pub mod security;
-pub mod shapes;
-pub mod upload;
-pub mod wire;
+pub mod state;
 
 use std::sync::Arc;
 
 use poem::{Endpoint, EndpointExt};
 
-use crate::app::AppState;
+pub use state::AppState;
 
 /// Wraps `routes` in the service's layers. The binary and the tests both use this.
 pub fn stack<E: Endpoint + 'static>(routes: E, state: Arc<AppState>) -> impl Endpoint {

@@ -6,7 +6,7 @@ use std::{collections::HashMap, sync::Mutex};
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::store::{Store, StoreError, UsageRow};
+use crate::core::storage::{Store, StoreError, UsageRow};
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {

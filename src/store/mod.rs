@@ -1,72 +1,41 @@
-//! Storage: one trait, one module per backend, each with its own migrations. Every query is
-//! scoped by tenant; every call is bounded by the configured timeout.
+//! Storage adapters of the core's port ([`crate::core::storage`]): one module per backend, each
+//! with its own migrations. Every query is scoped by tenant; every call is bounded by the
+//! configured timeout. Adapters import the core and nothing above it.
 
-mod customers;
 mod errors;
-mod ops;
+pub mod lists;
 mod postgres;
 pub mod query;
 mod sqlite;
-mod users;
 
 use std::{sync::Arc, time::Duration};
 
-use async_trait::async_trait;
+use crate::core::{
+    listing::Key,
+    storage::{Store, StoreError, StoreResult},
+};
 
-pub use customers::{CustomerList, CustomerStore};
-pub use errors::{Constraint, StoreError};
-pub use ops::{OpsStore, UsageRow};
-pub use users::{NewUser, UserList, UserStore};
-
-use crate::core::listing::Key;
-use crate::settings::Settings;
-
-pub type StoreResult<T> = Result<T, StoreError>;
-
-/// Everything the service stores: users, customers and operations, each its own trait.
-#[async_trait]
-pub trait Store: UserStore + CustomerStore + OpsStore + Send + Sync + 'static {
-    /// Answers when the database does; used by readiness.
-    async fn ping(&self) -> StoreResult<()>;
-
-    /// Refreshes the planner's statistics after a bulk load.
-    async fn analyze(&self) -> StoreResult<()>;
-
-    /// Connections open and idle, for the pool gauges.
-    fn pool_stats(&self) -> PoolStats;
-
-    /// How user inserts were written, where a backend gathers them; `None` where each is
-    /// written alone.
-    fn insert_stats(&self) -> Option<InsertStats> {
-        None
-    }
-}
-
-/// User inserts written so far: the statements and the rows they wrote. Rows per statement is
-/// how many inserts were gathered into one commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InsertStats {
-    pub statements: u64,
-    pub rows: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolStats {
-    pub open: u32,
-    pub idle: u32,
-    pub max: u32,
+/// Where the store is and how long a call may take. No `Debug`: the URL may hold a password.
+#[derive(Clone, Copy)]
+pub struct Connection<'a> {
+    /// `sqlite://…` or `postgres://…`.
+    pub url: &'a str,
+    /// A call slower than this gives up and reports the store unavailable.
+    pub timeout: Duration,
+    /// Connections to PostgreSQL per instance.
+    pub pool_size: u32,
 }
 
 /// Opens the store `TANDEM_DATABASE_URL` names (`sqlite://…` or `postgres://…`), applying
 /// migrations when asked.
-pub async fn connect(settings: &Settings, migrate: bool) -> anyhow::Result<Arc<dyn Store>> {
-    let (url, timeout) = (&settings.database_url, settings.db_timeout());
-    if url.is_postgres() {
-        Ok(Arc::new(postgres::PgStore::connect(url.expose(), timeout, settings.db_pool_size, migrate).await?))
-    } else if url.expose().starts_with("sqlite:") {
-        Ok(Arc::new(sqlite::SqliteStore::connect(url.expose(), timeout, migrate).await?))
+pub async fn connect(connection: Connection<'_>, migrate: bool) -> anyhow::Result<Arc<dyn Store>> {
+    let Connection { url, timeout, pool_size } = connection;
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(postgres::PgStore::connect(url, timeout, pool_size, migrate).await?))
+    } else if url.starts_with("sqlite:") {
+        Ok(Arc::new(sqlite::SqliteStore::connect(url, timeout, migrate).await?))
     } else {
-        anyhow::bail!("TANDEM_DATABASE_URL must start with sqlite:// or postgres:// (got {url:?})")
+        anyhow::bail!("TANDEM_DATABASE_URL must start with sqlite:// or postgres://")
     }
 }
 

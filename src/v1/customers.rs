@@ -4,19 +4,21 @@
 use std::sync::Arc;
 
 use crate::{
-    app::AppState,
     core::{
         customer::{BranchCode, CustomerSort},
-        customers::{CustomerFilter, parse_import_id},
-        fields::{FieldError, Location},
-        listing::{ListParams, ListRequest},
+        customers::{CustomerFilter, Customers},
+        fields::{FieldError, Rule},
+        listing::{Direction, ListRequest, SortField, SortKey},
+        paging::PageLimits,
     },
-    http::{
+    wire::{
+        about::About,
         context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
-        idempotency::{Keyed, created},
         json::Json,
+        keyed::{Keyed, created},
+        params::{import_id, page_request},
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
         upload::CsvUpload,
@@ -53,27 +55,29 @@ pub enum ImportReportResponse {
     Ok(Json<ImportReportBody>),
 }
 
-/// `sortBy` ascending (default `id`); errors name `sortBy`, as the client wrote it.
+/// `sortBy` ascending (default `id`), then `page` and `size`.
 fn request(
-    state: &AppState,
+    limits: PageLimits,
     page: Option<i64>,
     size: Option<i64>,
     sort_by: Option<String>,
     filter: &CustomerFilter,
 ) -> Result<ListRequest<CustomerSort>, ApiError> {
-    let sort = vec![format!("{},asc", sort_by.unwrap_or_else(|| "id".into()))];
+    let mut errors = Vec::new();
+    let field = match sort_by.as_deref().map(str::trim) {
+        None => CustomerSort::ID,
+        Some(name) => CustomerSort::parse(name).unwrap_or_else(|| {
+            errors.push(FieldError::parameter("sortBy", Rule::OneOf(CustomerSort::allowed())));
+            CustomerSort::ID
+        }),
+    };
+    let page = page_request(page, size, limits, &mut errors);
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
     let parts = filter.fingerprint_parts();
-    let params = ListParams { page, size, sort, ..ListParams::default() };
-    ListRequest::parse(params, state.page_limits, &[&parts[0], &parts[1]]).map_err(|errors| {
-        let renamed = errors
-            .into_iter()
-            .map(|e| match e.location {
-                Location::Parameter(name) if name == "sort" => FieldError::parameter("sortBy", e.rule),
-                _ => e,
-            })
-            .collect();
-        ApiError::validation(renamed)
-    })
+    let sort = vec![SortKey { field, direction: Direction::Asc }];
+    Ok(ListRequest::page(sort, page, &[&parts[0], &parts[1]]))
 }
 
 pub struct CustomersApi;
@@ -85,7 +89,8 @@ impl CustomersApi {
     async fn list(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
+        limits: PageLimits,
         /// Zero-based page index (default 0).
         page: Query<Option<i64>>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
@@ -95,8 +100,8 @@ impl CustomersApi {
         sort_by: Query<Option<String>>,
     ) -> Result<CustomerPage, Fail> {
         let filter = CustomerFilter::default();
-        let request = request(&state, page.0, size.0, sort_by.0, &filter)?;
-        let listing = state.customers.list(&auth.0.tenant, request, filter).await?;
+        let request = request(limits, page.0, size.0, sort_by.0, &filter)?;
+        let listing = customers.list(&auth.0.tenant, request, filter).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 
@@ -105,7 +110,8 @@ impl CustomersApi {
     async fn branch(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
+        limits: PageLimits,
         /// The branch: 1 to 10 digits.
         #[oai(name = "branchCode")]
         branch_code: Query<Option<String>>,
@@ -117,8 +123,8 @@ impl CustomersApi {
         let branch = BranchCode::parse(branch_code.0.as_deref().unwrap_or(""))
             .map_err(|rule| ApiError::validation(vec![FieldError::parameter("branchCode", rule)]))?;
         let filter = CustomerFilter { branch_code: Some(branch.as_str().to_string()), keyword: None };
-        let request = request(&state, page.0, size.0, None, &filter)?;
-        let listing = state.customers.list(&auth.0.tenant, request, filter).await?;
+        let request = request(limits, page.0, size.0, None, &filter)?;
+        let listing = customers.list(&auth.0.tenant, request, filter).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 
@@ -127,19 +133,17 @@ impl CustomersApi {
     async fn upload(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and upload get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<Option<String>>,
         keyed: Keyed,
         upload: CsvUpload,
-    ) -> Result<ImportCreated, Fail> {
-        let report =
-            created(state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
-        let _ = info.resource.set(report.id);
-        let location = format!("{}/imports/{}", info.base_path(), report.id);
-        Ok(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location))
+    ) -> Result<About<ImportCreated>, Fail> {
+        let report = created(customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
+        let (id, location) = (report.id, format!("{}/imports/{}", info.base_path(), report.id));
+        Ok(About::new(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location), id))
     }
 
     /// The report of one import (admin only).
@@ -147,13 +151,12 @@ impl CustomersApi {
     async fn report(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
         info: Data<&Arc<RequestInfo>>,
         id: Path<String>,
-    ) -> Result<ImportReportResponse, Fail> {
-        let id = parse_import_id(&id)?;
-        let report = state.customers.report(&auth.0.tenant, id).await?;
-        let _ = info.resource.set(report.id);
-        Ok(ImportReportResponse::Ok(Json(ImportReportBody::new(report, info.lang))))
+    ) -> Result<About<ImportReportResponse>, Fail> {
+        let report = customers.report(&auth.0.tenant, import_id(&id)?).await?;
+        let id = report.id;
+        Ok(About::new(ImportReportResponse::Ok(Json(ImportReportBody::new(report, info.lang))), id))
     }
 }

@@ -7,13 +7,7 @@ mod wire;
 
 use poem_openapi::OpenApiService;
 
-use crate::{dispatch::Version, http::error::render::BodyStyle};
-
-pub const NUMBER: u16 = 1;
-
-/// Legacy paths v1 serves when a request names no version (or names 1).
-const LEGACY: &[(&str, &str)] =
-    &[("/users", "/users"), ("/api/customers", "/customers"), ("/upload", "/upload"), ("/imports", "/imports")];
+use crate::{dispatch::Version, wire::error::render::BodyStyle};
 
 pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), ()> {
     OpenApiService::new((users::UsersApi, customers::CustomersApi), "Tandem API", "1")
@@ -21,19 +15,31 @@ pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), (
         .server("/api/v1")
 }
 
-/// Where each v1 route lives in v2: the same user when the request touched one, else the
-/// v2 collection.
-fn successor(template: &str, resource: Option<uuid::Uuid>) -> String {
-    match (template, resource) {
-        ("/users/{id}", Some(uuid)) => format!("/api/v2/users/{uuid}"),
-        ("/imports/{id}", Some(id)) => format!("/api/v2/customers/imports/{id}"),
-        (t, _) if t.starts_with("/customers") => "/api/v2/customers".to_string(),
-        ("/upload" | "/imports/{id}", _) => "/api/v2/customers/imports".to_string(),
-        _ => "/api/v2/users".to_string(),
+/// Where each v1 route lives in the next version: the same user or import when the request
+/// touched one, else the collection that replaced it.
+fn successor_route(template: &str, record: Option<uuid::Uuid>) -> String {
+    match (template, record) {
+        ("/users/{id}", Some(uuid)) => format!("/users/{uuid}"),
+        ("/imports/{id}", Some(id)) => format!("/customers/imports/{id}"),
+        (t, _) if t.starts_with("/customers") => "/customers".to_string(),
+        ("/upload" | "/imports/{id}", _) => "/customers/imports".to_string(),
+        _ => "/users".to_string(),
     }
 }
 
 pub fn version() -> Version {
-    let spec = serde_json::from_str(&service().spec()).expect("poem-openapi emits valid JSON");
-    Version { number: NUMBER, style: BodyStyle::Legacy, spec, legacy: LEGACY, successor: Some(successor) }
+    Version {
+        // Legacy paths v1 serves when a request names no version (or names 1).
+        legacy: &[
+            ("/users", "/users"),
+            ("/api/customers", "/customers"),
+            ("/upload", "/upload"),
+            ("/imports", "/imports"),
+        ],
+        resources: &["users", "customers", "imports"],
+        successor_route,
+        changelog: include_str!("../../versions/v1/CHANGELOG.md"),
+        admin_only: &["deleteUser", "uploadCustomers", "getImport"],
+        ..Version::new(1, BodyStyle::Legacy, service)
+    }
 }

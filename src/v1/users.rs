@@ -7,26 +7,26 @@ use poem_openapi::{
     OpenApi,
     param::{Header, Path, Query},
 };
-use serde_json::Value;
 
 use super::wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV1, UserList, UserMergePatchV1, UserV1};
 use crate::{
-    app::AppState,
     core::{
-        fields::ObjectReader,
-        listing::{ListParams, ListRequest},
-        user::UserFields,
-        users::{BodyPolicy, UserFilter, parse_id},
+        listing::ListRequest,
+        paging::PageLimits,
+        user::User,
+        users::{BodyPolicy, UserFilter, Users},
     },
-    http::{
+    wire::{
+        about::About,
         context::RequestInfo,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
-        idempotency::{Keyed, created},
         json::Json,
+        keyed::{Keyed, created},
+        links::{page_links, wants_minimal},
+        params::{page_request, user_id},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         shapes::JsonPatchOperation,
-        wire::{page_links, wants_minimal},
     },
 };
 
@@ -35,9 +35,11 @@ const POLICY: BodyPolicy = BodyPolicy { strict: false, age_required: false };
 
 type Fail = Failure<LegacyErrorDoc>;
 
-fn read_user(body: &Value) -> Result<UserFields, ApiError> {
-    let reader = ObjectReader::new(body).map_err(|e| ApiError::validation(vec![e]))?;
-    UserFields::read(reader, POLICY.age_required).map_err(ApiError::validation)
+/// The answer to a replace or a patch: the user, or nothing with `Prefer: return=minimal`.
+fn changed(user: User, prefer: Option<&str>) -> About<ChangedUser> {
+    let uuid = user.uuid;
+    let answer = if wants_minimal(prefer) { ChangedUser::NoContent } else { ChangedUser::Ok(Json(user.into())) };
+    About::new(answer, uuid)
 }
 
 pub struct UsersApi;
@@ -45,11 +47,13 @@ pub struct UsersApi;
 #[OpenApi]
 impl UsersApi {
     /// List users, ordered by id.
+    #[allow(clippy::too_many_arguments)]
     #[oai(path = "/users", method = "get", operation_id = "listUsers")]
     async fn list(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
+        limits: PageLimits,
         info: Data<&Arc<RequestInfo>>,
         /// Zero-based page index (default 0).
         page: Query<Option<i64>>,
@@ -58,9 +62,13 @@ impl UsersApi {
         original: &poem::Request,
     ) -> Result<UserList, Fail> {
         // v1 lists are always id order, always counted.
-        let params = ListParams { page: page.0, size: size.0, ..ListParams::default() };
-        let request = ListRequest::parse(params, state.page_limits, &[]).map_err(ApiError::validation)?;
-        let page = state.users.list(&auth.0.tenant, request, UserFilter::default()).await?;
+        let mut errors = Vec::new();
+        let page = page_request(page.0, size.0, limits, &mut errors);
+        if !errors.is_empty() {
+            return Err(ApiError::validation(errors).into());
+        }
+        let request = ListRequest::page(vec![], page, &[]);
+        let page = users.list(&auth.0.tenant, request, UserFilter::default()).await?;
         let path = format!("{}/users", info.base_path());
         let links = page_links(&path, original.original_uri().query(), &page);
         let total = page.total.unwrap_or_default();
@@ -69,16 +77,10 @@ impl UsersApi {
 
     /// Read one user by integer id or UUID.
     #[oai(path = "/users/:id", method = "get", operation_id = "getUser")]
-    async fn get(
-        &self,
-        auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
-        info: Data<&Arc<RequestInfo>>,
-        id: Path<String>,
-    ) -> Result<OneUser, Fail> {
-        let user = state.users.get(&auth.0.tenant, parse_id(&id)?).await?;
-        let _ = info.resource.set(user.uuid);
-        Ok(OneUser::Ok(Json(user.into())))
+    async fn get(&self, auth: BearerAuth, users: Users, id: Path<String>) -> Result<About<OneUser>, Fail> {
+        let user = users.get(&auth.0.tenant, user_id(&id)?).await?;
+        let uuid = user.uuid;
+        Ok(About::new(OneUser::Ok(Json(user.into())), uuid))
     }
 
     /// Create a user.
@@ -86,19 +88,19 @@ impl UsersApi {
     async fn create(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and request get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<Option<String>>,
         keyed: Keyed,
         body: JsonBody<UserInputV1>,
-    ) -> Result<CreatedUser, Fail> {
-        let fields = read_user(&body.value)?;
-        let user = created(state.users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
-        let _ = info.resource.set(user.uuid);
+    ) -> Result<About<CreatedUser>, Fail> {
+        let fields = POLICY.read_user(&body.value).map_err(ApiError::validation)?;
+        let user = created(users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
         let location = format!("{}/users/{}", info.base_path(), user.id);
-        Ok(CreatedUser::Created(Json(user.into()), location))
+        let uuid = user.uuid;
+        Ok(About::new(CreatedUser::Created(Json(user.into()), location), uuid))
     }
 
     /// Replace a user's name, e-mail and age.
@@ -106,19 +108,17 @@ impl UsersApi {
     async fn replace(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
-        info: Data<&Arc<RequestInfo>>,
+        users: Users,
         id: Path<String>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
         body: JsonBody<UserInputV1>,
-    ) -> Result<ChangedUser, Fail> {
-        let id = parse_id(&id)?;
-        let fields = read_user(&body.value)?;
-        let user = state.users.replace(&auth.0.tenant, id, fields, None).await?;
-        let _ = info.resource.set(user.uuid);
-        Ok(if wants_minimal(prefer.as_deref()) { ChangedUser::NoContent } else { ChangedUser::Ok(Json(user.into())) })
+    ) -> Result<About<ChangedUser>, Fail> {
+        let id = user_id(&id)?;
+        let fields = POLICY.read_user(&body.value).map_err(ApiError::validation)?;
+        let user = users.replace(&auth.0.tenant, id, fields, None).await?;
+        Ok(changed(user, prefer.as_deref()))
     }
 
     /// Change some fields: a merge patch (RFC 7396) or a JSON Patch (RFC 6902).
@@ -126,29 +126,22 @@ impl UsersApi {
     async fn patch(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
-        info: Data<&Arc<RequestInfo>>,
+        users: Users,
         id: Path<String>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
         body: PatchBody<UserMergePatchV1, Vec<JsonPatchOperation>>,
-    ) -> Result<ChangedUser, Fail> {
-        let id = parse_id(&id)?;
-        let user = state.users.patch(&auth.0.tenant, id, &body.patch, POLICY, None).await?;
-        let _ = info.resource.set(user.uuid);
-        Ok(if wants_minimal(prefer.as_deref()) { ChangedUser::NoContent } else { ChangedUser::Ok(Json(user.into())) })
+    ) -> Result<About<ChangedUser>, Fail> {
+        let id = user_id(&id)?;
+        let user = users.patch(&auth.0.tenant, id, &body.patch, POLICY, None).await?;
+        Ok(changed(user, prefer.as_deref()))
     }
 
     /// Delete a user (admin only, checked before the request reaches here).
     #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
-    async fn delete(
-        &self,
-        auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
-        id: Path<String>,
-    ) -> Result<DeletedUser, Fail> {
-        state.users.delete(&auth.0.tenant, parse_id(&id)?, None).await?;
+    async fn delete(&self, auth: BearerAuth, users: Users, id: Path<String>) -> Result<DeletedUser, Fail> {
+        users.delete(&auth.0.tenant, user_id(&id)?, None).await?;
         Ok(DeletedUser::NoContent)
     }
 }

@@ -3,7 +3,7 @@
 use poem_openapi::{ApiResponse, Object};
 use serde::Serialize;
 
-use crate::{core::user::User, http::json::Json};
+use crate::{core::user::User, wire::json::Json};
 
 /// A user as v1 shows it: the integer id and the name, nothing else.
 #[derive(Object, Serialize)]

@@ -9,20 +9,23 @@ use poem_openapi::{
     param::{Header, Path, Query},
 };
 
+use super::query::{ListQuery, list_request};
 use crate::{
-    app::AppState,
     core::{
         customer::BranchCode,
-        customers::{CustomerFilter, parse_customer_id, parse_import_id},
-        fields::{FieldError, Rule},
-        listing::{ListParams, ListRequest},
+        customers::{CustomerFilter, Customers},
+        fields::FieldError,
+        paging::PageLimits,
+        search,
     },
-    http::{
+    wire::{
+        about::About,
         context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
-        idempotency::{Keyed, created},
         json::Json,
+        keyed::{Keyed, created},
+        params::{customer_id, import_id},
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
         upload::CsvUpload,
@@ -30,7 +33,6 @@ use crate::{
 };
 
 type Fail = Failure<ProblemDoc>;
-const KEYWORD_MAX: usize = 200;
 
 #[derive(ApiResponse)]
 pub enum CustomerPage {
@@ -71,7 +73,8 @@ impl CustomersApi {
     async fn list(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
+        limits: PageLimits,
         /// Zero-based page index (default 0); not with `cursor`.
         page: Query<Option<i64>>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
@@ -97,29 +100,25 @@ impl CustomersApi {
                 None
             }),
         };
-        let keyword = keyword.0.filter(|k| !k.trim().is_empty());
-        if keyword.as_ref().is_some_and(|k| k.chars().count() > KEYWORD_MAX) {
-            errors.push(FieldError::parameter("keyword", Rule::TooLong { max: KEYWORD_MAX }));
-        }
-        if keyword.as_ref().is_some_and(|k| k.contains('\0')) {
-            errors.push(FieldError::parameter("keyword", Rule::NulByte));
-        }
+        let keyword = search::keyword(keyword.0).unwrap_or_else(|rules| {
+            errors.extend(rules.into_iter().map(|rule| FieldError::parameter("keyword", rule)));
+            None
+        });
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }
         let filter = CustomerFilter { branch_code, keyword };
         let parts = filter.fingerprint_parts();
-        let params = ListParams { page: page.0, size: size.0, sort: sort.0, count: count.0, cursor: cursor.0 };
-        let request =
-            ListRequest::parse(params, state.page_limits, &[&parts[0], &parts[1]]).map_err(ApiError::validation)?;
-        let listing = state.customers.list(&auth.0.tenant, request, filter).await?;
+        let query = ListQuery { page: page.0, size: size.0, sort: sort.0, count: count.0, cursor: cursor.0 };
+        let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
+        let listing = customers.list(&auth.0.tenant, request, filter).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 
     /// Read one customer.
     #[oai(path = "/customers/:id", method = "get", operation_id = "getCustomer")]
-    async fn get(&self, auth: BearerAuth, state: Data<&Arc<AppState>>, id: Path<String>) -> Result<OneCustomer, Fail> {
-        let customer = state.customers.get(&auth.0.tenant, parse_customer_id(&id)?).await?;
+    async fn get(&self, auth: BearerAuth, customers: Customers, id: Path<String>) -> Result<OneCustomer, Fail> {
+        let customer = customers.get(&auth.0.tenant, customer_id(&id)?).await?;
         Ok(OneCustomer::Ok(Json(customer.into())))
     }
 
@@ -128,18 +127,17 @@ impl CustomersApi {
     async fn import(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and upload get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<Option<String>>,
         keyed: Keyed,
         upload: CsvUpload,
-    ) -> Result<ImportCreated, Fail> {
-        let report =
-            created(state.customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
-        let location = format!("/api/v2/customers/imports/{}", report.id);
-        Ok(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location))
+    ) -> Result<About<ImportCreated>, Fail> {
+        let report = created(customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
+        let (id, location) = (report.id, format!("/api/v2/customers/imports/{}", report.id));
+        Ok(About::new(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location), id))
     }
 
     /// The report of one import (admin only).
@@ -147,11 +145,12 @@ impl CustomersApi {
     async fn report(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        customers: Customers,
         info: Data<&Arc<RequestInfo>>,
         id: Path<String>,
-    ) -> Result<ImportReportResponse, Fail> {
-        let report = state.customers.report(&auth.0.tenant, parse_import_id(&id)?).await?;
-        Ok(ImportReportResponse::Ok(Json(ImportReportBody::new(report, info.lang))))
+    ) -> Result<About<ImportReportResponse>, Fail> {
+        let report = customers.report(&auth.0.tenant, import_id(&id)?).await?;
+        let id = report.id;
+        Ok(About::new(ImportReportResponse::Ok(Json(ImportReportBody::new(report, info.lang))), id))
     }
 }

@@ -2,22 +2,13 @@
 //! 9457 problems. This folder only translates between v2's wire shapes and the core.
 
 mod customers;
+mod query;
 mod users;
 mod wire;
 
 use poem_openapi::OpenApiService;
 
-use crate::{dispatch::Version, http::error::render::BodyStyle};
-
-pub const NUMBER: u16 = 2;
-
-/// Legacy paths v2 serves when a request names version 2 on them.
-const LEGACY: &[(&str, &str)] = &[
-    ("/users", "/users"),
-    ("/api/customers", "/customers"),
-    ("/upload", "/customers/imports"),
-    ("/imports", "/customers/imports"),
-];
+use crate::{dispatch::Version, wire::error::render::BodyStyle};
 
 pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), ()> {
     OpenApiService::new((users::UsersApi, customers::CustomersApi), "Tandem API", "2")
@@ -29,6 +20,17 @@ pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), (
 }
 
 pub fn version() -> Version {
-    let spec = serde_json::from_str(&service().spec()).expect("poem-openapi emits valid JSON");
-    Version { number: NUMBER, style: BodyStyle::Problem, spec, legacy: LEGACY, successor: None }
+    Version {
+        // Legacy paths v2 serves when a request names version 2 on them.
+        legacy: &[
+            ("/users", "/users"),
+            ("/api/customers", "/customers"),
+            ("/upload", "/customers/imports"),
+            ("/imports", "/customers/imports"),
+        ],
+        resources: &["users", "customers", "imports"],
+        changelog: include_str!("../../versions/v2/CHANGELOG.md"),
+        admin_only: &["deleteUser", "importCustomers", "getImport"],
+        ..Version::new(2, BodyStyle::Problem, service)
+    }
 }

@@ -7,47 +7,45 @@ use poem_openapi::{
     OpenApi,
     param::{Header, Path, Query},
 };
-use serde_json::Value;
 
-use super::wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2};
+use super::{
+    query::{ListQuery, list_request},
+    wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2},
+};
 use crate::{
-    app::AppState,
     core::{
-        fields::{FieldError, ObjectReader, Rule},
-        listing::{ListParams, ListRequest},
-        user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields},
-        users::{BodyPolicy, UserFilter, parse_id},
+        fields::FieldError,
+        paging::PageLimits,
+        search,
+        user::User,
+        users::{BodyPolicy, UserFilter, Users},
     },
-    http::{
+    wire::{
+        about::About,
         context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         etag::{etag, if_match, none_match_hits},
-        idempotency::{Keyed, created},
         json::Json,
+        keyed::{Keyed, created},
+        links::wants_minimal,
+        params::user_id,
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         shapes::JsonPatchOperation,
-        wire::wants_minimal,
     },
 };
 
 /// v2 refuses unknown fields and requires `age`.
 const POLICY: BodyPolicy = BodyPolicy { strict: true, age_required: true };
-const KEYWORD_MAX: usize = 200;
 
 type Fail = Failure<ProblemDoc>;
 
-fn read_user(body: &Value) -> Result<UserFields, ApiError> {
-    let mut reader = ObjectReader::new(body).map_err(|e| ApiError::validation(vec![e]))?;
-    reader.deny_present(&PROTECTED_FIELDS);
-    reader.deny_unknown(&[&USER_FIELDS[..], &PROTECTED_FIELDS[..]].concat());
-    UserFields::read(reader, POLICY.age_required).map_err(ApiError::validation)
-}
-
-fn changed(user: User, prefer: Option<&str>) -> ChangedUser {
-    let tag = etag(user.version);
-    if wants_minimal(prefer) { ChangedUser::NoContent(tag) } else { ChangedUser::Ok(Json(user.into()), tag) }
+fn changed(user: User, prefer: Option<&str>) -> About<ChangedUser> {
+    let (tag, uuid) = (etag(user.version), user.uuid);
+    let answer =
+        if wants_minimal(prefer) { ChangedUser::NoContent(tag) } else { ChangedUser::Ok(Json(user.into()), tag) };
+    About::new(answer, uuid)
 }
 
 pub struct UsersApi;
@@ -60,7 +58,8 @@ impl UsersApi {
     async fn list(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
+        limits: PageLimits,
         /// Zero-based page index (default 0); not with `cursor`.
         page: Query<Option<i64>>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
@@ -77,25 +76,22 @@ impl UsersApi {
         /// The `nextCursor` of the previous slice, with the same sort and filters.
         cursor: Query<Option<String>>,
     ) -> Result<UserPage, Fail> {
-        let keyword = keyword.0.filter(|k| !k.trim().is_empty());
         let mut errors = Vec::new();
-        if keyword.as_ref().is_some_and(|k| k.chars().count() > KEYWORD_MAX) {
-            errors.push(FieldError::parameter("keyword", Rule::TooLong { max: KEYWORD_MAX }));
-        }
-        for (name, value) in [("keyword", &keyword), ("email", &email.0)] {
-            if value.as_ref().is_some_and(|v| v.contains('\0')) {
-                errors.push(FieldError::parameter(name, Rule::NulByte));
-            }
+        let keyword = search::keyword(keyword.0).unwrap_or_else(|rules| {
+            errors.extend(rules.into_iter().map(|rule| FieldError::parameter("keyword", rule)));
+            None
+        });
+        if let Some(Err(rule)) = email.0.as_deref().map(search::filter_value) {
+            errors.push(FieldError::parameter("email", rule));
         }
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }
         let filter = UserFilter { email: email.0.filter(|e| !e.is_empty()), keyword };
         let parts = filter.fingerprint_parts();
-        let params = ListParams { page: page.0, size: size.0, sort: sort.0, count: count.0, cursor: cursor.0 };
-        let request =
-            ListRequest::parse(params, state.page_limits, &[&parts[0], &parts[1]]).map_err(ApiError::validation)?;
-        let listing = state.users.list(&auth.0.tenant, request, filter).await?;
+        let query = ListQuery { page: page.0, size: size.0, sort: sort.0, count: count.0, cursor: cursor.0 };
+        let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
+        let listing = users.list(&auth.0.tenant, request, filter).await?;
         Ok(UserPage::Ok(Json(Page::from_listing(listing, UserV2::from))))
     }
 
@@ -104,18 +100,18 @@ impl UsersApi {
     async fn get(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
         id: Path<String>,
         /// An ETag you hold: 304 when it is still current.
         #[oai(name = "If-None-Match")]
         if_none_match: Header<Option<String>>,
-    ) -> Result<OneUser, Fail> {
-        let user = state.users.get(&auth.0.tenant, parse_id(&id)?).await?;
-        let tag = etag(user.version);
+    ) -> Result<About<OneUser>, Fail> {
+        let user = users.get(&auth.0.tenant, user_id(&id)?).await?;
+        let (tag, uuid) = (etag(user.version), user.uuid);
         if none_match_hits(if_none_match.as_deref(), user.version) {
-            return Ok(OneUser::NotModified(tag));
+            return Ok(About::new(OneUser::NotModified(tag), uuid));
         }
-        Ok(OneUser::Ok(Json(user.into()), tag))
+        Ok(About::new(OneUser::Ok(Json(user.into()), tag), uuid))
     }
 
     /// Create a user.
@@ -123,19 +119,19 @@ impl UsersApi {
     async fn create(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and request get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<Option<String>>,
         keyed: Keyed,
         body: JsonBody<UserInputV2>,
-    ) -> Result<CreatedUser, Fail> {
-        let fields = read_user(&body.value)?;
-        let user = created(state.users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
+    ) -> Result<About<CreatedUser>, Fail> {
+        let fields = POLICY.read_user(&body.value).map_err(ApiError::validation)?;
+        let user = created(users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
         let location = format!("/api/v2/users/{}", user.uuid);
-        let tag = etag(user.version);
-        Ok(CreatedUser::Created(Json(user.into()), location, tag))
+        let (tag, uuid) = (etag(user.version), user.uuid);
+        Ok(About::new(CreatedUser::Created(Json(user.into()), location, tag), uuid))
     }
 
     /// Replace a user's name, e-mail and age.
@@ -143,7 +139,7 @@ impl UsersApi {
     async fn replace(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
         id: Path<String>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
@@ -152,10 +148,10 @@ impl UsersApi {
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
         body: JsonBody<UserInputV2>,
-    ) -> Result<ChangedUser, Fail> {
-        let id = parse_id(&id)?;
-        let fields = read_user(&body.value)?;
-        let user = state.users.replace(&auth.0.tenant, id, fields, if_match(if_match_header.as_deref())).await?;
+    ) -> Result<About<ChangedUser>, Fail> {
+        let id = user_id(&id)?;
+        let fields = POLICY.read_user(&body.value).map_err(ApiError::validation)?;
+        let user = users.replace(&auth.0.tenant, id, fields, if_match(if_match_header.as_deref())).await?;
         Ok(changed(user, prefer.as_deref()))
     }
 
@@ -164,7 +160,7 @@ impl UsersApi {
     async fn patch(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
         id: Path<String>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
@@ -173,10 +169,10 @@ impl UsersApi {
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
         body: PatchBody<UserMergePatchV2, Vec<JsonPatchOperation>>,
-    ) -> Result<ChangedUser, Fail> {
-        let id = parse_id(&id)?;
+    ) -> Result<About<ChangedUser>, Fail> {
+        let id = user_id(&id)?;
         let precondition = if_match(if_match_header.as_deref());
-        let user = state.users.patch(&auth.0.tenant, id, &body.patch, POLICY, precondition).await?;
+        let user = users.patch(&auth.0.tenant, id, &body.patch, POLICY, precondition).await?;
         Ok(changed(user, prefer.as_deref()))
     }
 
@@ -185,13 +181,13 @@ impl UsersApi {
     async fn delete(
         &self,
         auth: BearerAuth,
-        state: Data<&Arc<AppState>>,
+        users: Users,
         id: Path<String>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,
     ) -> Result<DeletedUser, Fail> {
-        state.users.delete(&auth.0.tenant, parse_id(&id)?, if_match(if_match_header.as_deref())).await?;
+        users.delete(&auth.0.tenant, user_id(&id)?, if_match(if_match_header.as_deref())).await?;
         Ok(DeletedUser::NoContent)
     }
 }

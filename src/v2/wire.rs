@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::{
     core::user::User,
-    http::{envelope::Page, json::Json},
+    wire::{envelope::Page, json::Json},
 };
 
 /// A user as v2 shows it.

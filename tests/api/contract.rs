@@ -10,7 +10,7 @@ crate::scenarios![served_documents_match_the_committed_ones, every_problem_type_
 
 async fn served_documents_match_the_committed_ones(backend: Backend) {
     let app = backend.spawn().await;
-    for (number, exported) in tandem::versions::documents() {
+    for (number, exported) in tandem::app::documents() {
         let path = format!("{}/versions/v{number}/openapi.json", env!("CARGO_MANIFEST_DIR"));
         let committed: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("committed document"))
             .expect("committed document is JSON");
@@ -27,11 +27,11 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
 
 async fn every_problem_type_has_a_page(backend: Backend) {
     let app = backend.spawn().await;
-    for kind in tandem::http::error::Kind::ALL {
+    for kind in tandem::wire::error::Kind::ALL {
         let page = send(app.client.get(app.url(&format!("/problems/{}", kind.slug())))).await;
         page.assert_status(200);
         assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
-        assert!(page.text.contains(kind.title(tandem::http::error::i18n::Lang::En)), "{}", kind.slug());
+        assert!(page.text.contains(kind.title(tandem::wire::error::i18n::Lang::En)), "{}", kind.slug());
     }
     send(app.client.get(app.url("/problems/no-such-problem"))).await.assert_status(404);
 }

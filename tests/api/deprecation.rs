@@ -21,9 +21,9 @@ async fn v1_walks_from_current_to_sunset(backend: Backend) {
     let app = backend
         .spawn_at(
             |s| {
-                s.v1_deprecated_at = Some(DEPRECATED.into());
-                s.v1_sunset_at = Some(SUNSET.into());
-                s.v1_brownouts = Some(BROWNOUT.into());
+                s.lifecycle_mut(1).deprecated_at = Some(DEPRECATED.into());
+                s.lifecycle_mut(1).sunset_at = Some(SUNSET.into());
+                s.lifecycle_mut(1).brownouts = Some(BROWNOUT.into());
             },
             clock.clock(),
         )
@@ -95,9 +95,9 @@ async fn options_api_lists_versions_and_dates(backend: Backend) {
     let app = backend
         .spawn_at(
             |s| {
-                s.v1_deprecated_at = Some(DEPRECATED.into());
-                s.v1_sunset_at = Some(SUNSET.into());
-                s.v1_brownouts = Some(BROWNOUT.into());
+                s.lifecycle_mut(1).deprecated_at = Some(DEPRECATED.into());
+                s.lifecycle_mut(1).sunset_at = Some(SUNSET.into());
+                s.lifecycle_mut(1).brownouts = Some(BROWNOUT.into());
             },
             clock.clock(),
         )
@@ -134,8 +134,8 @@ async fn options_api_lists_versions_and_dates(backend: Backend) {
 async fn lifecycle_settings_that_contradict_refuse_to_start(backend: Backend) {
     let database_url = backend.fresh_database().await;
     let mut settings = crate::harness::app::test_settings(&database_url);
-    settings.v1_deprecated_at = Some(SUNSET.into());
-    settings.v1_sunset_at = Some(DEPRECATED.into());
+    settings.lifecycle_mut(1).deprecated_at = Some(SUNSET.into());
+    settings.lifecycle_mut(1).sunset_at = Some(DEPRECATED.into());
     let err = tandem::Application::build(settings).await.err().expect("refused");
     assert!(format!("{err:#}").contains("TANDEM_V1_SUNSET_AT is before TANDEM_V1_DEPRECATED_AT"), "{err:#}");
 }

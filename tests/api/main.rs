@@ -18,6 +18,7 @@ mod listing;
 mod logs;
 mod operations;
 mod outage;
+mod plugins;
 mod tenants;
 mod user_totals;
 mod users;
@@ -48,5 +49,6 @@ fn main() {
         imports::scenarios(),
         operations::scenarios(),
         hardening::scenarios(),
+        plugins::scenarios(),
     ]);
 }

@@ -29,8 +29,8 @@ crate::scenarios![
 ];
 
 fn deprecated(s: &mut tandem::Settings) {
-    s.v1_deprecated_at = Some("2026-01-01T00:00:00Z".into());
-    s.v1_sunset_at = Some("2027-01-01T00:00:00Z".into());
+    s.lifecycle_mut(1).deprecated_at = Some("2026-01-01T00:00:00Z".into());
+    s.lifecycle_mut(1).sunset_at = Some("2027-01-01T00:00:00Z".into());
 }
 
 fn token(subject: &str, tenant: &str) -> String {
@@ -258,8 +258,8 @@ async fn two_instances_share_one_rate_limit_through_redis(backend: Backend) {
 async fn the_dashboard_shows_who_still_calls_v1(backend: Backend) {
     let app = backend
         .spawn_with(|s| {
-            s.v1_deprecated_at = Some("2026-01-01T00:00:00Z".into());
-            s.v1_sunset_at = Some("2099-01-01T00:00:00Z".into());
+            s.lifecycle_mut(1).deprecated_at = Some("2026-01-01T00:00:00Z".into());
+            s.lifecycle_mut(1).sunset_at = Some("2099-01-01T00:00:00Z".into());
         })
         .await;
     let (bot, web) = (token("ci-bot", "acme"), token("web", "globex"));

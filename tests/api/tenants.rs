@@ -24,7 +24,7 @@ async fn another_tenants_user_is_404_and_untouched(backend: Backend) {
         send(in_a(Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com", "age": 36}))).await;
     created.assert_status(201);
     let path = created.header("location").unwrap().to_string();
-    let before = app.state.users.get("tenant-a", UserRef::Id(1)).await.unwrap();
+    let before = app.state.services.users.get("tenant-a", UserRef::Id(1)).await.unwrap();
 
     send(in_b(Method::GET, &path)).await.assert_status(404);
     send(in_b(Method::PUT, &path).json(&json!({"name": "Eve", "email": "eve@example.com"}))).await.assert_status(404);
@@ -38,7 +38,7 @@ async fn another_tenants_user_is_404_and_untouched(backend: Backend) {
     // Without a header the default tenant is used: also not tenant-a.
     app.get(&path).await.assert_status(404);
 
-    assert_eq!(app.state.users.get("tenant-a", UserRef::Id(1)).await.unwrap(), before);
+    assert_eq!(app.state.services.users.get("tenant-a", UserRef::Id(1)).await.unwrap(), before);
     send(in_a(Method::GET, &path)).await.assert_status(200);
 }
 
@@ -54,7 +54,7 @@ async fn a_token_bound_to_a_tenant_acts_only_there(backend: Backend) {
     )
     .await;
     created.assert_status(201);
-    assert!(app.state.users.get("acme", UserRef::Id(1)).await.is_ok());
+    assert!(app.state.services.users.get("acme", UserRef::Id(1)).await.is_ok());
 
     let same = send(app.client.get(app.url("/users/1")).bearer_auth(&bound).header("x-tenant-id", "acme")).await;
     same.assert_status(200);

@@ -37,7 +37,7 @@ async fn create_answers_201_with_location_in_the_request_uri_space(backend: Back
     assert_eq!(versioned.header("vary"), None);
 
     // v1 lets age be absent: stored as null.
-    let stored = app.state.users.get("default", UserRef::Id(2)).await.unwrap();
+    let stored = app.state.services.users.get("default", UserRef::Id(2)).await.unwrap();
     assert_eq!(stored.age, None);
     assert_eq!(app.get("/users/2").await.text, r#"{"id":2,"name":"Bo"}"#);
 }
@@ -45,7 +45,7 @@ async fn create_answers_201_with_location_in_the_request_uri_space(backend: Back
 async fn a_user_is_found_by_integer_id_and_by_uuid(backend: Backend) {
     let app = backend.spawn().await;
     let id = app.create_user("Ada", "ada@example.com").await;
-    let uuid = app.state.users.get("default", UserRef::Id(id)).await.unwrap().uuid;
+    let uuid = app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().uuid;
 
     for path in [format!("/users/{id}"), format!("/users/{uuid}"), format!("/api/v1/users/{uuid}")] {
         let reply = app.get(&path).await;
@@ -129,7 +129,7 @@ async fn put_replaces_and_can_answer_minimal(backend: Backend) {
         app.put_json(&format!("/users/{id}"), &json!({"name": "Ada L.", "email": "ada@example.org", "age": 37})).await;
     replaced.assert_status(200);
     assert_eq!(replaced.json(), json!({"id": id, "name": "Ada L."}));
-    let stored = app.state.users.get("default", UserRef::Id(id)).await.unwrap();
+    let stored = app.state.services.users.get("default", UserRef::Id(id)).await.unwrap();
     assert_eq!((stored.email.as_str(), stored.age, stored.version), ("ada@example.org", Some(37), 2));
 
     let minimal = send(
@@ -141,7 +141,7 @@ async fn put_replaces_and_can_answer_minimal(backend: Backend) {
     minimal.assert_status(204);
     assert_eq!(minimal.text, "");
     // A replacement without age clears it (v1: age optional).
-    assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().age, None);
+    assert_eq!(app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().age, None);
 }
 
 async fn put_of_a_missing_user_is_404(backend: Backend) {
@@ -160,18 +160,18 @@ async fn merge_patch_keeps_absent_and_clears_null(backend: Backend) {
     let renamed = app.patch(&path, "application/merge-patch+json", &json!({"name": "Ada L."})).await;
     renamed.assert_status(200);
     assert_eq!(renamed.json(), json!({"id": id, "name": "Ada L."}));
-    let stored = app.state.users.get("default", UserRef::Id(id)).await.unwrap();
+    let stored = app.state.services.users.get("default", UserRef::Id(id)).await.unwrap();
     assert_eq!((stored.email.as_str(), stored.age), ("ada@example.com", Some(30)));
 
     // Plain application/json is read as a merge patch; null clears.
     app.patch(&path, "application/json", &json!({"age": null})).await.assert_status(200);
-    assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().age, None);
+    assert_eq!(app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().age, None);
 
     // A patch whose result breaks a rule is refused and writes nothing.
     let bad = app.patch(&path, "application/merge-patch+json", &json!({"name": null, "age": 12})).await;
     bad.assert_status(400);
     assert_eq!(bad.error_codes(), vec![("/name".into(), "required".into()), ("/age".into(), "min".into())]);
-    assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().name, "Ada L.");
+    assert_eq!(app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().name, "Ada L.");
 }
 
 async fn json_patch_applies_and_a_failed_test_conflicts(backend: Backend) {
@@ -193,7 +193,7 @@ async fn json_patch_applies_and_a_failed_test_conflicts(backend: Backend) {
         )
         .await;
     failed.assert_status(409);
-    assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().age, Some(30));
+    assert_eq!(app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().age, Some(30));
 
     // The result of a JSON Patch that breaks a rule: 422, nothing written.
     let invalid = app
@@ -207,7 +207,7 @@ async fn json_patch_applies_and_a_failed_test_conflicts(backend: Backend) {
 
     let wrong_type = send(app.request(Method::PATCH, &path).header("content-type", "text/plain").body("name=x")).await;
     wrong_type.assert_status(415);
-    assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().name, "Grace");
+    assert_eq!(app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().name, "Grace");
 }
 
 async fn patches_may_not_touch_id_or_internal_fields(backend: Backend) {
@@ -228,7 +228,7 @@ async fn patches_may_not_touch_id_or_internal_fields(backend: Backend) {
         reply.assert_status(400);
         assert_eq!(reply.error_codes()[0].1, "read_only", "{ops}");
     }
-    let stored = app.state.users.get("default", UserRef::Id(id)).await.unwrap();
+    let stored = app.state.services.users.get("default", UserRef::Id(id)).await.unwrap();
     assert_eq!((stored.id, stored.name.as_str(), stored.version), (id, "Ada", 1));
 }
 

@@ -48,7 +48,7 @@ async fn every_invalid_field_is_listed_and_nothing_is_written(backend: Backend) 
     let id = app.create_user("Ada", "ada@example.com").await;
     let reply = app.put_json(&format!("/users/{id}"), &json!({"name": "", "email": "ada@example.com", "age": 5})).await;
     assert_eq!(reply.error_codes(), vec![("/name".into(), "blank".into()), ("/age".into(), "min".into())]);
-    assert_eq!(app.state.users.get("default", UserRef::Id(id)).await.unwrap().version, 1);
+    assert_eq!(app.state.services.users.get("default", UserRef::Id(id)).await.unwrap().version, 1);
     assert_eq!(app.user_count().await, 1);
 }
 
@@ -87,9 +87,9 @@ async fn unknown_and_internal_fields_are_ignored_never_applied(backend: Backend)
     let reply = app.post_json("/users", &body).await;
     reply.assert_status(201);
     assert_eq!(reply.json(), json!({"id": 1, "name": "Ada"}));
-    let stored = app.state.users.get("default", UserRef::Id(1)).await.unwrap();
+    let stored = app.state.services.users.get("default", UserRef::Id(1)).await.unwrap();
     assert_eq!(stored.version, 1);
-    assert!(app.state.users.get("other", UserRef::Id(1)).await.is_err());
+    assert!(app.state.services.users.get("other", UserRef::Id(1)).await.is_err());
 }
 
 async fn duplicate_email_ignoring_case_is_409_per_tenant(backend: Backend) {

@@ -7,18 +7,22 @@ use uuid::Uuid;
 
 use super::{PgStore, classify, lift_limit, lists::Decode, read_total, restore_limit};
 use crate::{
+    core::storage::{CustomerList, CustomerStore, StoreResult},
     core::{
         customer::{Customer, NewCustomer},
         idempotency::IdempotencyRecord,
         import::{ImportReport, ImportStatus},
     },
-    store::{CustomerList, CustomerStore, StoreResult, customers::branch_counts, timed, with_import_budget},
+    store::{
+        lists::{self, CUSTOMER_COLUMNS, branch_counts},
+        timed, with_import_budget,
+    },
 };
 
 const BATCH: usize = 5000;
 
 /// A `Customer` by position (a name lookup per cell showed in the list's profile), from
-/// either driver's row: every query that uses this selects `CustomerList::COLUMNS` first, in
+/// either driver's row: every query that uses this selects `CUSTOMER_COLUMNS` first, in
 /// that order.
 macro_rules! customer_from_row {
     ($row:expr) => {
@@ -57,7 +61,7 @@ const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, cr
 #[async_trait]
 impl CustomerStore for PgStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
-        let list = query.sql(tenant);
+        let list = lists::customers(query, tenant);
         timed(self.timeout, async {
             // A deep page learns the total first (a counter read), to read from the nearer end.
             let known = match list.is_deep() && list.counter.is_some() {
@@ -71,7 +75,7 @@ impl CustomerStore for PgStore {
     }
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
-        let sql = format!("SELECT {} FROM customers WHERE tenant = $1 AND id = $2", CustomerList::COLUMNS);
+        let sql = format!("SELECT {} FROM customers WHERE tenant = $1 AND id = $2", CUSTOMER_COLUMNS);
         timed(self.timeout, async {
             let row = self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(c).await).await?;
             row.map(customer_from).transpose().map_err(classify)
@@ -102,7 +106,8 @@ impl CustomerStore for PgStore {
         rows: &[NewCustomer],
         idempotency: Option<&IdempotencyRecord>,
     ) -> StoreResult<()> {
-        let errors = serde_json::to_string(&report.errors).map_err(|e| crate::store::StoreError::Other(e.into()))?;
+        let errors =
+            serde_json::to_string(&report.errors).map_err(|e| crate::core::storage::StoreError::Other(e.into()))?;
         timed(with_import_budget(self.timeout), async {
             self.with_conn(async |c| {
                 lift_limit(c, self.timeout).await?;

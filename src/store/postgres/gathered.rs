@@ -19,9 +19,9 @@ use sqlx::{PgConnection, postgres::PgRow};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::{classify, held::Held, on_held, users::user_from};
-use crate::{
-    core::user::User,
-    store::{InsertStats, NewUser, StoreError, StoreResult},
+use crate::core::{
+    storage::{InsertStats, NewUser, StoreError, StoreResult},
+    user::User,
 };
 
 /// Writers at once: each holds one connection while it writes.

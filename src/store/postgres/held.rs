@@ -1,6 +1,6 @@
 //! Connections held between queries. sqlx's pool pings every connection it gets back (a
-//! round trip to PostgreSQL and a spawned task after every query): on a single-row read that
-//! was a fifth of the throughput (bench/RESULTS.md). A connection whose query finished goes
+//! round trip to PostgreSQL and a spawned task after every query), a cost a single-row read
+//! cannot carry (bench/RESULTS.md). A connection whose query finished goes
 //! back on a stack here, unpinged; any other ending (an I/O or protocol error, a timeout or a
 //! cancelled request) returns it to sqlx's pool, which pings it and drops it if it is broken.
 //!

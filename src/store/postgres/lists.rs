@@ -4,9 +4,9 @@
 use sqlx::{Row as _, postgres::PgRow};
 
 use super::{PgStore, bind_all, read_total};
-use crate::store::{
-    StoreError, StoreResult,
-    query::{Dialect, ListSql},
+use crate::{
+    core::storage::{StoreError, StoreResult},
+    store::query::{Dialect, ListSql},
 };
 
 /// How one row of a list becomes an item, from either driver's row.

@@ -9,10 +9,11 @@ use sqlx::{
 };
 
 use super::{
-    Constraint, Store, StoreError, StoreResult,
+    errors::from_sqlx,
     query::{Dialect, ListSql, SqlValue},
     timed,
 };
+use crate::core::storage::{Constraint, Store, StoreError, StoreResult};
 
 fn bind_all<'q>(
     mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
@@ -154,7 +155,7 @@ fn classify(err: sqlx::Error) -> StoreError {
             return StoreError::Unavailable(format!("database error {code}"));
         }
     }
-    StoreError::from_sqlx(err)
+    from_sqlx(err)
 }
 
 /// Connection exceptions, shutdown, too many connections, lock and statement timeouts.
@@ -178,12 +179,12 @@ impl Store for PgStore {
         .await
     }
 
-    fn insert_stats(&self) -> Option<super::InsertStats> {
+    fn insert_stats(&self) -> Option<crate::core::storage::InsertStats> {
         Some(self.inserts.stats())
     }
 
-    fn pool_stats(&self) -> super::PoolStats {
-        super::PoolStats {
+    fn pool_stats(&self) -> crate::core::storage::PoolStats {
+        crate::core::storage::PoolStats {
             open: self.pool.size(),
             idle: (self.pool.num_idle() + self.held.idle_count()) as u32,
             max: self.pool.options().get_max_connections(),

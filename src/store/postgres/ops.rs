@@ -5,7 +5,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{Connection, Row};
 
 use super::{PgStore, classify};
-use crate::store::{OpsStore, StoreResult, UsageRow, timed, with_import_budget};
+use crate::{
+    core::storage::{OpsStore, StoreResult, UsageRow},
+    store::{timed, with_import_budget},
+};
 
 #[async_trait]
 impl OpsStore for PgStore {

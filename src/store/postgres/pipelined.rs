@@ -5,8 +5,8 @@
 //! without waiting for the answers before it, so concurrent reads share the system calls and
 //! wake-ups on both ends.
 //!
-//! One connection per core serves every such read, taken in turn (1, 2 and 4 on 2 cores
-//! measured alike; 8 spread the pipelines thin and raised PostgreSQL's CPU per read). A session
+//! One connection per core serves every such read, taken in turn: more spread the pipelines
+//! thin and raise PostgreSQL's CPU per read (bench/RESULTS.md). A session
 //! that fails, or leaves a query unanswered within the timeout, is dropped; the next read on
 //! its slot opens a new one. Only reads about as quick as a lookup by key come here: they never
 //! wait on row locks, so nothing queued behind one waits long. Everything else stays on sqlx's
@@ -30,8 +30,11 @@ use tokio_postgres::{
 
 use super::is_unavailable_code;
 use crate::{
-    core::user::{User, UserRef},
-    store::{StoreError, StoreResult, query::SqlValue},
+    core::{
+        storage::{StoreError, StoreResult},
+        user::{User, UserRef},
+    },
+    store::query::SqlValue,
 };
 
 /// The sessions' `application_name`, unless the URL sets one.

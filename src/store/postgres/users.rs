@@ -6,8 +6,11 @@ use sqlx::{Row, postgres::PgRow};
 
 use super::{PgStore, classify, lift_limit, lists::Decode, restore_limit};
 use crate::{
-    core::user::{User, UserFields, UserRef},
-    store::{NewUser, StoreResult, UserList, UserStore, timed, with_import_budget},
+    core::{
+        storage::{NewUser, StoreResult, UserList, UserStore},
+        user::{User, UserFields, UserRef},
+    },
+    store::{lists, timed, with_import_budget},
 };
 
 /// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
@@ -102,7 +105,7 @@ impl UserStore for PgStore {
     }
 
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
-        let list = query.sql(tenant);
+        let list = lists::users(query, tenant);
         let decode = Decode { pooled: user_from, pipelined: |row| Ok(user_from_row!(row)) };
         timed(self.timeout, self.list_page(&list, query.count, None, decode)).await
     }

@@ -8,14 +8,16 @@ use uuid::Uuid;
 
 use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
+    core::storage::{CustomerList, CustomerStore, StoreError, StoreResult},
     core::{
         customer::{Customer, NewCustomer},
         idempotency::IdempotencyRecord,
         import::{ImportReport, ImportStatus},
     },
     store::{
-        CustomerList, CustomerStore, StoreError, StoreResult, customers::branch_counts, query::Dialect, timed,
-        with_import_budget,
+        lists::{self, CUSTOMER_COLUMNS, branch_counts},
+        query::Dialect,
+        timed, with_import_budget,
     },
 };
 
@@ -57,7 +59,7 @@ const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, cr
 #[async_trait]
 impl CustomerStore for SqliteStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
-        let list = query.sql(tenant);
+        let list = lists::customers(query, tenant);
         timed(self.timeout, async {
             // A deep page learns the total first, to read from the nearer end.
             let known = match list.is_deep() && list.counter.is_some() {
@@ -81,7 +83,7 @@ impl CustomerStore for SqliteStore {
     }
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
-        let sql = format!("SELECT {} FROM customers WHERE tenant = ?1 AND id = ?2", CustomerList::COLUMNS);
+        let sql = format!("SELECT {} FROM customers WHERE tenant = ?1 AND id = ?2", CUSTOMER_COLUMNS);
         timed(self.timeout, async {
             let row = sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(&self.pool).await.map_err(classify)?;
             row.map(customer_from).transpose().map_err(classify)

@@ -10,10 +10,11 @@ use sqlx::{
 };
 
 use super::{
-    Constraint, Store, StoreError, StoreResult,
+    errors::from_sqlx,
     query::{Dialect, ListSql, SqlValue},
     timed,
 };
+use crate::core::storage::{Constraint, Store, StoreError, StoreResult};
 
 type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
@@ -85,7 +86,7 @@ fn classify(err: sqlx::Error) -> StoreError {
             return StoreError::Unavailable("database is locked".into());
         }
     }
-    StoreError::from_sqlx(err)
+    from_sqlx(err)
 }
 
 #[async_trait]
@@ -98,8 +99,8 @@ impl Store for SqliteStore {
         .await
     }
 
-    fn pool_stats(&self) -> super::PoolStats {
-        super::PoolStats {
+    fn pool_stats(&self) -> crate::core::storage::PoolStats {
+        crate::core::storage::PoolStats {
             open: self.pool.size(),
             idle: self.pool.num_idle() as u32,
             max: self.pool.options().get_max_connections(),

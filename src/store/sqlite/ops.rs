@@ -5,7 +5,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::Row;
 
 use super::{SqliteStore, classify};
-use crate::store::{OpsStore, StoreResult, UsageRow, timed, with_import_budget};
+use crate::{
+    core::storage::{OpsStore, StoreResult, UsageRow},
+    store::{timed, with_import_budget},
+};
 
 fn time(seconds: i64) -> Result<DateTime<Utc>, sqlx::Error> {
     DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode("bad timestamp".into()))

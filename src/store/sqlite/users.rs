@@ -7,8 +7,11 @@ use uuid::Uuid;
 
 use super::{Query, SqliteStore, bind_all, classify, read_total};
 use crate::{
-    core::user::{User, UserFields, UserRef},
-    store::{NewUser, StoreResult, UserList, UserStore, query::Dialect, timed, with_import_budget},
+    core::{
+        storage::{NewUser, StoreResult, UserList, UserStore},
+        user::{User, UserFields, UserRef},
+    },
+    store::{lists, query::Dialect, timed, with_import_budget},
 };
 
 macro_rules! user_columns {
@@ -131,7 +134,7 @@ impl UserStore for SqliteStore {
     }
 
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
-        let list = query.sql(tenant);
+        let list = lists::users(query, tenant);
         timed(self.timeout, async {
             let (sql, params) = list.page(Dialect::Sqlite);
             let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use tandem::{AppState, Application, Settings, app::Clock, settings::DatabaseUrl};
+use tandem::{AppState, Application, Settings, app::Clock, dispatch::Version, settings::DatabaseUrl};
 use tokio::sync::oneshot;
 
 use super::{Backend, Reply, send, tokens};
@@ -86,8 +86,13 @@ impl TestApp {
     }
 
     pub async fn start_with_clock(settings: Settings, clock: Clock) -> TestApp {
+        Self::start_with_versions(settings, clock, tandem::versions::all()).await
+    }
+
+    /// The app serving `versions` (oldest first) rather than the service's own list.
+    pub async fn start_with_versions(settings: Settings, clock: Clock, versions: Vec<Version>) -> TestApp {
         let database_url = settings.database_url.expose().to_string();
-        let app = Application::build_with_clock(settings, clock).await.expect("the app builds");
+        let app = Application::build_with(settings, clock, versions).await.expect("the app builds");
         let addr = app.local_addr();
         let state = app.state();
         let (stop, stopped_rx) = oneshot::channel::<()>();

@@ -10,7 +10,7 @@ use poem_openapi::error::{
 use super::{ApiError, Kind};
 use crate::{
     core::fields::{FieldError, Rule},
-    http::body_limit::BodyTooLarge,
+    wire::body_limit::BodyTooLarge,
 };
 
 pub fn from_poem(err: poem::Error) -> ApiError {

@@ -1,17 +1,13 @@
-//! What the store keeps of users.
+//! The storage port for users: what the core asks of any store.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{
-    StoreResult,
-    query::{Column, Counter, ListSql, SqlValue},
-    sql_value,
-};
+use super::StoreResult;
 use crate::core::{
     idempotency::IdempotencyRecord,
-    listing::{Direction, SortKey, Window},
+    listing::{SortKey, Window},
     user::{User, UserFields, UserRef, UserSort},
 };
 
@@ -38,46 +34,6 @@ pub struct UserList {
     /// Rows to fetch (one more than the page, to learn whether another follows).
     pub limit: u32,
     pub count: bool,
-}
-
-impl UserList {
-    const COLUMNS: &'static str = "id, uuid, name, email, age, created_at, updated_at, version";
-
-    fn column(field: UserSort) -> Column {
-        let name = match field {
-            UserSort::Id => "id",
-            UserSort::Name => "name",
-            UserSort::Email => "email_key",
-            UserSort::Age => "age",
-            UserSort::CreatedAt => "created_at",
-            UserSort::UpdatedAt => "updated_at",
-        };
-        Column { name, nullable: field == UserSort::Age }
-    }
-
-    /// The shared SQL description both backends run.
-    pub(crate) fn sql<'a>(&'a self, tenant: &'a str) -> ListSql<'a> {
-        let order: Vec<(Column, Direction)> = self.order.iter().map(|k| (Self::column(k.field), k.direction)).collect();
-        let (after, offset) = match &self.window {
-            Window::Offset(page) => (None, page.offset()),
-            Window::After { last, .. } => (Some(last.iter().map(sql_value).collect()), 0),
-        };
-        ListSql {
-            table: "users",
-            columns: Self::COLUMNS,
-            tenant,
-            equals: self.email.iter().map(|e| ("email_key", SqlValue::Text(e.to_lowercase()))).collect(),
-            keyword: self.keyword.as_ref().map(|k| (&["name", "email"][..], k.clone())),
-            order,
-            after,
-            offset,
-            limit: self.limit,
-            deferred_join: false,
-            reversed: false,
-            // Unfiltered, the total is kept by triggers; a filter's matches are counted.
-            counter: (self.count && self.email.is_none() && self.keyword.is_none()).then_some(Counter::Users),
-        }
-    }
 }
 
 #[async_trait]

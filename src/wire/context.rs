@@ -11,7 +11,7 @@ use poem::{
     http::{HeaderName, header::ACCEPT_LANGUAGE},
 };
 
-use crate::http::error::i18n::Lang;
+use super::error::i18n::Lang;
 
 // A constant name: one given as a string is parsed and hashed again on every use.
 pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
@@ -29,8 +29,6 @@ pub struct RequestInfo {
     pub tenant: OnceLock<Arc<str>>,
     /// The token's subject, once authenticated (for usage; never logged).
     pub subject: OnceLock<Arc<str>>,
-    /// The record the request was about, so a deprecated version can link its successor.
-    pub resource: OnceLock<uuid::Uuid>,
     /// Set when an Idempotency-Key retry was answered from an earlier try's record.
     pub replayed: OnceLock<bool>,
     /// Set by the body limit when it cut the body off: whatever parser then fails, the answer
@@ -59,7 +57,6 @@ impl RequestInfo {
             legacy: OnceLock::new(),
             tenant: OnceLock::new(),
             subject: OnceLock::new(),
-            resource: OnceLock::new(),
             replayed: OnceLock::new(),
             body_over_limit: OnceLock::new(),
         }

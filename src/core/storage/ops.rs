@@ -1,4 +1,4 @@
-//! What the store keeps for operations: maintenance mode and deprecated-version usage.
+//! The storage port for operations: maintenance mode and deprecated-version usage.
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};

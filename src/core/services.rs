@@ -1,0 +1,19 @@
+//! The core's services as the version handlers receive them: users, customers and the list
+//! limits. Never the store: a handler that cannot see it cannot reach it.
+
+use std::sync::Arc;
+
+use crate::core::{customers::Customers, paging::PageLimits, storage::Store, users::Users};
+
+#[derive(Clone)]
+pub struct Services {
+    pub users: Users,
+    pub customers: Customers,
+    pub limits: PageLimits,
+}
+
+impl Services {
+    pub fn new(store: Arc<dyn Store>, limits: PageLimits) -> Self {
+        Self { users: Users::new(store.clone()), customers: Customers::new(store), limits }
+    }
+}

@@ -1,0 +1,75 @@
+//! The routes outside the versions (health, metrics, problems, documents, admin) as the layers
+//! see them: who may call each, and its `Allow`. `crate::app` builds this and the router from
+//! one table.
+
+use poem::http::Method;
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, without a token.
+    Public,
+    /// An admin token that is not bound to one tenant; never behind maintenance or rate limits.
+    Admin,
+}
+
+#[derive(Debug, Clone)]
+pub struct FixedRoute {
+    /// As the router knows it: `/problems/:slug` matches one segment for `:slug`.
+    pub path: String,
+    pub access: Access,
+    /// The `Allow` header value.
+    pub allow: String,
+}
+
+impl FixedRoute {
+    pub fn new(path: impl Into<String>, access: Access, methods: &[Method]) -> Self {
+        let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+        Self { path: path.into(), access, allow }
+    }
+
+    fn matches(&self, path: &str) -> bool {
+        let mut wanted = self.path.split('/');
+        let mut given = path.split('/');
+        loop {
+            match (wanted.next(), given.next()) {
+                (None, None) => return true,
+                (Some(w), Some(g)) if w.starts_with(':') && !g.is_empty() => {}
+                (Some(w), Some(g)) if w == g => {}
+                _ => return false,
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FixedRoutes(pub Vec<FixedRoute>);
+
+impl FixedRoutes {
+    pub fn find(&self, path: &str) -> Option<&FixedRoute> {
+        self.0.iter().find(|route| route.matches(path))
+    }
+
+    /// Whether `path` is an operators' route.
+    pub fn is_admin(&self, path: &str) -> bool {
+        self.find(path).is_some_and(|route| route.access == Access::Admin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_match_by_segment() {
+        let routes = FixedRoutes(vec![
+            FixedRoute::new("/problems/:slug", Access::Public, &[Method::GET]),
+            FixedRoute::new("/admin/maintenance", Access::Admin, &[Method::GET, Method::PUT]),
+        ]);
+        assert_eq!(routes.find("/problems/not-found").unwrap().allow, "GET");
+        assert!(routes.find("/problems/").is_none());
+        assert!(routes.is_admin("/admin/maintenance"));
+        assert_eq!(routes.find("/admin/maintenance").unwrap().allow, "GET, PUT");
+        assert!(!routes.is_admin("/admin/other"));
+    }
+}

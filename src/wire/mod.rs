@@ -1,0 +1,19 @@
+//! What every version's handlers are built from: the error type and its bodies, JSON and patch
+//! payloads, uploads, pages, links, ETags, the request's context and the services a handler
+//! may take. Nothing here knows a version.
+
+pub mod about;
+pub mod body_limit;
+pub mod context;
+pub mod envelope;
+pub mod error;
+pub mod etag;
+pub mod json;
+pub mod keyed;
+pub mod links;
+pub mod params;
+pub mod payload;
+pub mod security;
+pub mod services;
+pub mod shapes;
+pub mod upload;

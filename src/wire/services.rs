@@ -1,0 +1,34 @@
+//! The core's services as operation parameters: a handler names the ones it uses (`users:
+//! Users`, `limits: PageLimits`) and gets those alone. The API layer puts [`Services`] on every
+//! request it sends to a version.
+
+use std::sync::Arc;
+
+use poem::{FromRequest, Request, RequestBody};
+
+use super::error::ApiError;
+use crate::core::{customers::Customers, paging::PageLimits, services::Services, users::Users};
+
+fn services(req: &Request) -> poem::Result<&Arc<Services>> {
+    req.extensions()
+        .get::<Arc<Services>>()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("no services on a versioned request")).into())
+}
+
+impl<'a> FromRequest<'a> for Users {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(services(req)?.users.clone())
+    }
+}
+
+impl<'a> FromRequest<'a> for Customers {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(services(req)?.customers.clone())
+    }
+}
+
+impl<'a> FromRequest<'a> for PageLimits {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(services(req)?.limits)
+    }
+}
