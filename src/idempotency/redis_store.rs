@@ -1,6 +1,11 @@
 //! The Redis store, shared by every instance. Values are `I|<token>|<fingerprint>` while in
 //! flight and `D|<fingerprint>|<response json>` when done. A claim is one `SET NX PX`; finishing
 //! is one script that checks our token: two round trips per keyed POST.
+//!
+//! A claim we gave up on (Redis stalled past the timeout) may still run when Redis answers
+//! again, and would hold the key in flight for its whole lease. So giving up also queues the
+//! release of our own marker behind it, on the same connection: Redis runs a connection's
+//! commands in order, so the release runs after the late claim and frees the key.
 
 use std::time::Duration;
 
@@ -54,6 +59,21 @@ impl RedisStore {
         Ok(Self { connection, complete: Script::new(COMPLETE), release: Script::new(RELEASE) })
     }
 
+    /// Frees our marker under `key` whenever Redis runs the claim we gave up on. EVAL with the
+    /// script's text, not EVALSHA: a script Redis does not know yet would fail, unheard.
+    fn abandon(&self, key: &str, token: &str, lease: Duration) {
+        let mut connection = self.connection.clone();
+        let mut release = redis::cmd("EVAL");
+        release.arg(RELEASE).arg(1).arg(key).arg(token);
+        tokio::spawn(async move {
+            // Sent now, behind the claim; the answer only tells us it ran.
+            let sent = release.query_async::<i64>(&mut connection);
+            if let Ok(Err(err)) = tokio::time::timeout(lease, sent).await {
+                tracing::debug!(cause = %err, "the release of an abandoned claim got no answer");
+            }
+        });
+    }
+
     async fn bounded<T>(&self, call: impl Future<Output = redis::RedisResult<T>>) -> Result<T, Unavailable> {
         tokio::time::timeout(CALL_TIMEOUT, call).await.map_err(|_| unavailable("timed out"))?.map_err(unavailable)
     }
@@ -89,7 +109,13 @@ impl IdempotencyStore for RedisStore {
             let options = redis::SetOptions::default()
                 .conditional_set(redis::ExistenceCheck::NX)
                 .with_expiration(redis::SetExpiry::PX(lease.as_millis() as u64));
-            let set: Option<String> = self.bounded(connection.set_options(&key, marker, options)).await?;
+            let set: Option<String> = match self.bounded(connection.set_options(&key, marker, options)).await {
+                Ok(set) => set,
+                Err(err) => {
+                    self.abandon(&key, &token, lease);
+                    return Err(err);
+                }
+            };
             if set.is_some() {
                 return Ok(Claim::Started(token));
             }

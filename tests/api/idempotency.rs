@@ -7,7 +7,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::{
-    harness::{Backend, Reply, TestApp, app::test_settings, proxy::Proxy, send},
+    harness::{Backend, Reply, TestApp, app::test_settings, proxy::Proxy, redis::PrivateRedis, send},
     outage::WriteLock,
 };
 
@@ -27,6 +27,7 @@ crate::scenarios![
     a_flushed_redis_still_cannot_duplicate,
     an_unreachable_redis_refuses_keyed_posts_only,
     a_lost_lease_during_a_slow_request_does_not_duplicate,
+    a_redis_stall_frees_the_key_it_interrupted,
 ];
 
 fn new_key() -> String {
@@ -332,5 +333,31 @@ async fn a_lost_lease_during_a_slow_request_does_not_duplicate(backend: Backend)
             .count(),
         1
     );
+    assert_eq!(total(&app).await, 1);
+}
+
+/// Redis stalls (it holds every command, then runs them) while a keyed POST claims its key: the
+/// POST answers 503 and runs nothing, and the claim that Redis runs late must not keep the key
+/// in flight for its lease: the retry runs.
+async fn a_redis_stall_frees_the_key_it_interrupted(backend: Backend) {
+    let redis = PrivateRedis::start().await;
+    let app = backend.spawn_with(|s| s.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis.url))).await;
+    let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
+    let key = new_key();
+    let stall = Duration::from_millis(3000);
+    let stall_ends = tokio::time::Instant::now() + stall;
+    redis.pause(stall).await;
+    let stalled = keyed(&app, "/api/v2/users", &key, &body).await;
+    stalled.assert_status(503);
+    assert!(tokio::time::Instant::now() < stall_ends, "answered while Redis still stalled");
+    assert_eq!(total(&app).await, 0, "nothing ran");
+
+    // Redis runs what it held: the late claim, then the release queued behind it.
+    tokio::time::sleep_until(stall_ends + Duration::from_millis(300)).await;
+    let retry = keyed(&app, "/api/v2/users", &key, &body).await;
+    retry.assert_status(201);
+    assert_eq!(retry.header("idempotent-replayed"), None);
+    let again = keyed(&app, "/api/v2/users", &key, &body).await;
+    assert_eq!((again.status, again.header("idempotent-replayed")), (201, Some("true")));
     assert_eq!(total(&app).await, 1);
 }

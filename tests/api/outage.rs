@@ -14,7 +14,8 @@ crate::scenarios![
     postgres only: an_unreachable_store_is_503_then_recovers,
     readiness_is_ready_at_once_when_the_database_is_back,
     an_abandoned_query_closes_its_connection,
-    a_silent_store_is_503_then_reads_recover
+    a_silent_store_is_503_then_reads_recover,
+    an_insert_answered_503_is_never_written_later
 ];
 
 /// An app whose requests give up (300 ms) long before its store would (5 s).
@@ -211,4 +212,38 @@ async fn a_request_past_the_request_timeout_is_503(backend: Backend) {
     assert!(started.elapsed() < Duration::from_millis(2000), "took {:?}", started.elapsed());
     assert_eq!(slow.json()["message"], "Temporarily unavailable; retry later");
     lock.release().await;
+}
+
+/// A create whose answer is 503 must not be written afterwards: its client may retry without a
+/// key and would create the user twice. Here the insert waits for the only connection (a search
+/// holds it, stuck on a lock) past its request's deadline, then for the lock itself, which is
+/// released after that deadline. Either it was withdrawn in time (503, never written) or it was
+/// already being written when the deadline came (then it is waited for: 201, written once).
+async fn an_insert_answered_503_is_never_written_later(backend: Backend) {
+    let app = backend
+        .spawn_with(|s| {
+            s.db_timeout_ms = 1500;
+            s.db_pool_size = 1;
+        })
+        .await;
+    let lock = WriteLock::take(&app.database_url).await;
+    let search = tokio::spawn(send(app.request(Method::GET, "/api/v2/users?keyword=ad")));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
+    let started = Instant::now();
+    let create = tokio::spawn(send(app.request(Method::POST, "/api/v2/users").json(&body)));
+    // Past the create's deadline (1.5 s): its insert got the connection when the search gave up
+    // (at 3/4 of the timeout) and now waits on the lock.
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    lock.release().await;
+    let (create, search) = (create.await.unwrap(), search.await.unwrap());
+    search.assert_status(503);
+    // Anything still on its way to the database lands now.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let written = app.get("/api/v2/users?email=ada@example.com").await.json()["totalElements"].as_u64().unwrap();
+    match create.status {
+        201 => assert_eq!(written, 1, "answered 201 after {:?}", started.elapsed()),
+        503 => assert_eq!(written, 0, "answered 503, and the user was written anyway"),
+        other => panic!("unexpected {other}: {}", create.text),
+    }
 }

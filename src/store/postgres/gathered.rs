@@ -7,11 +7,19 @@
 //! The service makes each user's UUID, so the returned rows find their requests by it. When
 //! the gathered statement fails (one row broke a unique rule, or the connection went), each of
 //! its rows is tried alone, so every request gets the answer it would have had by itself.
-//! Requests that gave up (their timeout) before their turn are left out.
+//!
+//! A request answered 503 must never be written later (its client may retry without a key).
+//! Each insert carries a [`Ticket`]: a writer seals it just before the statement that writes
+//! it, and a request past its time withdraws it. Whichever comes first wins: a withdrawn row is
+//! never written, and a sealed one is waited for, which the database's own statement limit
+//! bounds.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicU64, Ordering},
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU8, AtomicU64, Ordering},
+    },
+    time::Duration,
 };
 
 use futures_util::future::join_all;
@@ -67,8 +75,57 @@ impl Written {
 struct Pending {
     tenant: String,
     user: NewUser,
+    ticket: Arc<Ticket>,
     reply: oneshot::Sender<StoreResult<User>>,
 }
+
+/// Who decides an insert's fate: the writer, by sealing it before its statement, or the
+/// request, by withdrawing it once past its time.
+#[derive(Default)]
+struct Ticket(AtomicU8);
+
+const WAITING: u8 = 0;
+const SEALED: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+impl Ticket {
+    fn moves(&self, from: u8, to: u8) -> bool {
+        self.0.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// The writer's: from now on the request waits for this statement's answer.
+    fn seal(&self) -> bool {
+        self.moves(WAITING, SEALED)
+    }
+
+    /// The writer's, after a statement that wrote nothing: the request may withdraw again.
+    fn unseal(&self) {
+        self.moves(SEALED, WAITING);
+    }
+
+    /// The request's: no writer will write this row.
+    fn withdraw(&self) -> bool {
+        self.moves(WAITING, WITHDRAWN)
+    }
+
+    fn waiting(&self) -> bool {
+        self.0.load(Ordering::Acquire) == WAITING
+    }
+}
+
+/// Withdraws the insert if its request is dropped (a client gone, the request timeout) before
+/// a writer sealed it.
+struct WithdrawOnDrop(Arc<Ticket>);
+
+impl Drop for WithdrawOnDrop {
+    fn drop(&mut self) {
+        self.0.withdraw();
+    }
+}
+
+/// How often a request past its time tries again to withdraw an insert whose statement failed
+/// and went back to waiting.
+const RECHECK: Duration = Duration::from_millis(20);
 
 impl Gathered {
     /// Starts the writers; they stop when this is dropped.
@@ -89,11 +146,30 @@ impl Gathered {
         }
     }
 
-    pub async fn insert(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
-        let (reply, answer) = oneshot::channel();
-        let pending = Pending { tenant: tenant.to_owned(), user: user.clone(), reply };
-        self.queue.send(pending).await.map_err(|_| stopped())?;
-        answer.await.unwrap_or_else(|_| Err(stopped()))
+    /// Writes `user`, or answers `Unavailable` after `limit` only when it will never be written.
+    pub async fn insert(&self, tenant: &str, user: &NewUser, limit: Duration) -> StoreResult<User> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let (reply, mut answer) = oneshot::channel();
+        let ticket = Arc::new(Ticket::default());
+        let _guard = WithdrawOnDrop(ticket.clone());
+        let pending = Pending { tenant: tenant.to_owned(), user: user.clone(), ticket: ticket.clone(), reply };
+        let late = || StoreError::Unavailable(format!("no answer within {} ms", limit.as_millis()));
+        tokio::time::timeout_at(deadline, self.queue.send(pending))
+            .await
+            .map_err(|_| late())?
+            .map_err(|_| stopped())?;
+        if let Ok(answered) = tokio::time::timeout_at(deadline, &mut answer).await {
+            return answered.unwrap_or_else(|_| Err(stopped()));
+        }
+        // Past its time: give up only if no statement is writing it now.
+        loop {
+            if ticket.withdraw() {
+                return Err(late());
+            }
+            if let Ok(answered) = tokio::time::timeout(RECHECK, &mut answer).await {
+                return answered.unwrap_or_else(|_| Err(stopped()));
+            }
+        }
     }
 }
 
@@ -116,28 +192,67 @@ async fn write(held: Arc<Held>, waiting: Arc<Mutex<mpsc::Receiver<Pending>>>, wr
 /// leaving out those whose requests gave up. 0 when the queue is closed.
 async fn next_batch(waiting: &Mutex<mpsc::Receiver<Pending>>, batch: &mut Vec<Pending>) -> usize {
     let taken = waiting.lock().await.recv_many(batch, MAX_ROWS).await;
-    batch.retain(|p| !p.reply.is_closed());
+    batch.retain(|p| p.ticket.waiting());
     taken
 }
 
+/// Seals what is still waiting; the rest was withdrawn and is dropped.
+fn seal(batch: Vec<Pending>) -> Vec<Pending> {
+    batch.into_iter().filter(|p| p.ticket.seal()).collect()
+}
+
 async fn insert(held: &Held, batch: Vec<Pending>, written: &Written) {
-    if batch.len() > 1 {
-        match on_held(held, async |c| insert_many(c, &batch).await).await {
-            Ok(rows) => {
+    let batch = if batch.len() > 1 {
+        let mut unsealed = Some(batch);
+        let gathered = on_held(held, async |c| {
+            // Sealed on a connection, right before the statement: nothing sealed waits for one.
+            let sealed = seal(unsealed.take().unwrap_or_default());
+            let rows = insert_many(c, &sealed).await;
+            Ok((sealed, rows))
+        })
+        .await;
+        match gathered {
+            Ok((sealed, Ok(rows))) => {
                 written.count(rows.len());
-                return answer_from(rows, batch);
+                return answer_from(rows, sealed);
             }
+            Ok((sealed, Err(err))) => {
+                tracing::debug!(cause = %err, rows = sealed.len(), "a gathered insert failed; each row goes alone");
+                sealed.iter().for_each(|p| p.ticket.unseal());
+                sealed
+            }
+            // No connection: nothing was sealed or written.
             Err(err) => {
-                tracing::debug!(cause = %err, rows = batch.len(), "a gathered insert failed; each row goes alone")
+                let cause = match &err {
+                    StoreError::Unavailable(cause) => cause.clone(),
+                    other => other.to_string(),
+                };
+                for p in unsealed.into_iter().flatten() {
+                    let _ = p.reply.send(Err(StoreError::Unavailable(cause.clone())));
+                }
+                return;
             }
         }
-    }
+    } else {
+        batch
+    };
     // Alone, a row waits for a connection again: requests that gave up meanwhile are left out.
-    join_all(batch.into_iter().filter(|p| !p.reply.is_closed()).map(async |p| {
-        let result = on_held(held, async |c| insert_one(c, &p.tenant, &p.user).await)
-            .await
-            .inspect(|_| written.count(1))
-            .and_then(|row| user_from(row).map_err(classify));
+    join_all(batch.into_iter().map(async |p| {
+        let result = on_held(held, async |c| {
+            if !p.ticket.seal() {
+                return Ok(None);
+            }
+            insert_one(c, &p.tenant, &p.user).await.map(Some)
+        })
+        .await;
+        let result = match result {
+            Ok(None) => return,
+            Ok(Some(row)) => {
+                written.count(1);
+                user_from(row).map_err(classify)
+            }
+            Err(err) => Err(err),
+        };
         let _ = p.reply.send(result);
     }))
     .await;

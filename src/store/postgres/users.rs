@@ -41,7 +41,8 @@ pub(super) fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
 #[async_trait]
 impl UserStore for PgStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
-        timed(self.timeout, self.inserts.insert(tenant, user)).await
+        // Bounded inside: a row is either withdrawn in time or waited for (see gathered.rs).
+        self.inserts.insert(tenant, user, self.timeout).await
     }
 
     async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {

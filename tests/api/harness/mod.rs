@@ -8,6 +8,7 @@ pub mod browser;
 pub mod logs;
 pub mod proxy;
 pub mod raw;
+pub mod redis;
 pub mod reply;
 pub mod tokens;
 
