@@ -9,11 +9,15 @@ use std::{
 use serde_json::json;
 
 use crate::{
-    harness::{Backend, send, tokens},
+    harness::{Backend, TestApp, app::test_settings, send, tokens},
     outage::WriteLock,
 };
 
-crate::scenarios![shutdown_finishes_the_request_in_flight, sigterm_stops_the_binary_with_exit_0];
+crate::scenarios![
+    shutdown_finishes_the_request_in_flight,
+    sigterm_stops_the_binary_with_exit_0,
+    an_instance_starts_on_a_schema_a_newer_one_migrated
+];
 
 async fn shutdown_finishes_the_request_in_flight(backend: Backend) {
     let mut app = backend.spawn_with(|s| s.db_timeout_ms = 10_000).await;
@@ -67,4 +71,25 @@ async fn sigterm_stops_the_binary_with_exit_0(backend: Backend) {
     Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+/// A rolling deploy: a newer instance (or the migration job) applied a migration this build does
+/// not have. This instance still starts and serves.
+async fn an_instance_starts_on_a_schema_a_newer_one_migrated(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let first = TestApp::start(test_settings(&database_url)).await;
+    first.create_user("Ada", "ada@example.com").await;
+    drop(first);
+    let newer = "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+                 VALUES (99999, 'from a newer build', true, x'00', 0)";
+    if backend.is_postgres() {
+        let pool = sqlx::PgPool::connect(&database_url).await.unwrap();
+        sqlx::query(&newer.replace("x'00'", "'\\x00'::bytea")).execute(&pool).await.unwrap();
+    } else {
+        let pool = sqlx::SqlitePool::connect(&database_url).await.unwrap();
+        sqlx::query(newer).execute(&pool).await.unwrap();
+    }
+    let older = TestApp::start(test_settings(&database_url)).await;
+    send(older.client.get(older.url("/health/ready"))).await.assert_status(200);
+    assert_eq!(older.user_count().await, 1);
 }

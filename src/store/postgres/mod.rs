@@ -69,6 +69,7 @@ mod lists;
 mod ops;
 mod pipelined;
 mod users;
+mod workbench;
 
 pub struct PgStore {
     /// Opens connections and takes back the ones `held` gives up.
@@ -96,7 +97,11 @@ impl PgStore {
             .test_before_acquire(true)
             .connect_lazy_with(options);
         if migrate {
-            sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+            // A newer instance may have migrated further (a rolling deploy): migrations only
+            // add, so an older instance still runs on the schema it knows.
+            let mut migrator = sqlx::migrate!("./migrations/postgres");
+            migrator.set_ignore_missing(true);
+            migrator.run(&pool).await?;
         }
         let reads = pipelined::Pipelined::new(url, timeout, server_limit);
         let held = Arc::new(held::Held::new(pool.clone(), pool_size));

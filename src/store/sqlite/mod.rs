@@ -42,6 +42,7 @@ async fn read_total(pool: &SqlitePool, list: &ListSql<'_>) -> Result<u64, sqlx::
 mod customers;
 mod ops;
 mod users;
+mod workbench;
 
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -57,7 +58,11 @@ impl SqliteStore {
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new().max_connections(4).acquire_timeout(timeout).connect_with(options).await?;
         if migrate {
-            sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+            // A newer instance may have migrated further (a rolling deploy): migrations only
+            // add, so an older instance still runs on the schema it knows.
+            let mut migrator = sqlx::migrate!("./migrations/sqlite");
+            migrator.set_ignore_missing(true);
+            migrator.run(&pool).await?;
         }
         Ok(Self { pool, timeout })
     }
