@@ -11,7 +11,7 @@ use poem::{
 };
 
 use crate::{
-    admin,
+    admin::{self, migration, workbench},
     dispatch::Version,
     http::{
         self, AppState,
@@ -46,7 +46,7 @@ fn boxed(endpoint: impl Endpoint + 'static) -> BoxEndpoint<'static> {
 /// The table of routes outside the versions: the router and the layers' view of them (access,
 /// `Allow`) both come from it.
 fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
-    use Access::{Admin, Public};
+    use Access::{Admin, Client, Public};
     use Method as M;
     let mut table = vec![
         fixed("/health/live", Public, vec![(M::GET, boxed(public::live))]),
@@ -62,7 +62,34 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         ),
         // The page holds no data: it asks for an admin token, which it keeps in memory.
         fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard))]),
+        fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine))]),
+        fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone))]),
+        fixed("/admin/tenants", Admin, vec![(M::GET, boxed(workbench::list_pins))]),
+        fixed(
+            "/admin/tenants/:tenant/default-version",
+            Admin,
+            vec![
+                (M::GET, boxed(workbench::get_pin)),
+                (M::PUT, boxed(workbench::put_pin)),
+                (M::DELETE, boxed(workbench::delete_pin)),
+            ],
+        ),
+        fixed(
+            "/admin/brownouts",
+            Admin,
+            vec![(M::GET, boxed(workbench::list_brownouts)), (M::POST, boxed(workbench::create_brownout))],
+        ),
+        fixed("/admin/brownouts/:id", Admin, vec![(M::DELETE, boxed(workbench::end_brownout))]),
+        fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit))]),
     ];
+    // Each version with a catalogue of changes from the one before serves it.
+    for version in versions.iter().filter(|v| !v.changes.is_empty()) {
+        table.push(fixed(
+            format!("/api/v{}/changes", version.number),
+            Public,
+            vec![(M::GET, boxed(migration::changes))],
+        ));
+    }
     // Every version that a newer one follows explains its retirement.
     for pair in versions.windows(2) {
         let path = format!("/docs/v{}/deprecation", pair[0].number);
@@ -144,7 +171,7 @@ impl Application {
     }
 
     /// Serves until `shutdown` completes, then lets in-flight requests finish (up to 25 s),
-    /// and writes the usage still buffered.
+    /// and writes the usage and activity still buffered.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let background = tokio::spawn(admin::background(self.state.clone()));
         // Not boxed: poem's server already calls it through one `dyn`; a second would box
@@ -155,9 +182,7 @@ impl Application {
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
             .await;
         background.abort();
-        if let Err(err) = self.state.usage.flush(self.state.store.as_ref()).await {
-            tracing::warn!(cause = %err, "usage not written at shutdown");
-        }
+        admin::flush_buffers(&self.state).await;
         served
     }
 }

@@ -140,6 +140,14 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Res
          <p>Its successor is version {successor}: <a href=\"/docs/v{successor}/\">documentation</a>, \
          <a href=\"/api/v{successor}/openapi.json\">OpenAPI</a>. Rehearse the removal by sending \
          <code>X-API-Sunset-Rehearsal: true</code>: v{number} then answers as it will after the sunset.</p>\
+         <h2>Where your client stands</h2>\
+         <p><code>GET /api/migration?version={number}</code> with your usual token answers your own record: \
+         <code>status</code> (<code>not-started</code>: only v{number} seen; <code>in-progress</code>: v{number} and \
+         v{successor}; <code>ready</code>: on v{successor} and rehearsed; <code>done</code>: on v{successor} and no \
+         v{number} request but rehearsals for 7 days), <code>daysLeft</code> to the sunset, your last requests, \
+         rehearsals and brownout refusals, and each v{number} route you call with its successor, the breaking \
+         changes that touch it (<code>changes</code>) and those your own requests met (<code>exposures</code>, \
+         with how often). The changes are described at <a href=\"/api/v{successor}/changes\">/api/v{successor}/changes</a>.</p>\
          <pre>{notes}</pre></body></html>",
         date(lifecycle.deprecated_at),
         date(lifecycle.sunset_at),

@@ -1,5 +1,9 @@
 //! Operators' routes (`/admin/…`, admin token): usage of deprecated versions, maintenance mode,
-//! the dashboard; and the background work that keeps both shared across instances.
+//! the dashboard, the migration workbench; and the background work that keeps them shared
+//! across instances.
+
+pub mod migration;
+pub mod workbench;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -12,14 +16,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    core::fields::{FieldError, Rule},
+    auth::Caller,
+    core::{
+        fields::{FieldError, Rule},
+        storage::AuditEntry,
+    },
     http::AppState,
     ops::maintenance::POLL,
     wire::error::ApiError,
 };
 
-/// How often buffered usage is written.
+/// How often buffered usage and activity are written.
 pub const USAGE_FLUSH: Duration = Duration::from_secs(5);
+/// How often each instance reads the pins and brownouts operators set: every instance applies
+/// a change within two of these.
+pub const WORKBENCH_POLL: Duration = Duration::from_secs(1);
 
 #[derive(Deserialize)]
 pub struct UsageQuery {
@@ -162,11 +173,14 @@ pub fn maintenance(state: Data<&Arc<AppState>>) -> Json<Value> {
 /// `PUT /admin/maintenance {"enabled": true, "retryAfterSeconds": 120}`: for every instance
 /// (each picks it up within a few seconds; this one at once).
 #[handler]
-pub async fn set_maintenance(state: Data<&Arc<AppState>>, body: poem::Body) -> poem::Result<Json<Value>> {
-    let bytes = body.into_bytes().await.map_err(ApiError::internal)?;
-    let body: MaintenanceBody =
-        serde_json::from_slice(&bytes).map_err(|_| ApiError::validation(vec![FieldError::body("", Rule::Invalid)]))?;
+pub async fn set_maintenance(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    body: poem::Body,
+) -> poem::Result<Json<Value>> {
+    let body: MaintenanceBody = workbench::strict_body(body).await?;
     let now = (state.clock)();
+    let before = maintenance_state(&state).0;
     state
         .store
         .set_maintenance(body.enabled, body.retry_after_seconds, now)
@@ -174,7 +188,19 @@ pub async fn set_maintenance(state: Data<&Arc<AppState>>, body: poem::Body) -> p
         .map_err(|e| ApiError::from(crate::core::CoreError::from(e)))?;
     state.maintenance.set(body.enabled, body.retry_after_seconds);
     tracing::warn!(enabled = body.enabled, "maintenance mode changed");
-    Ok(maintenance_state(&state))
+    let after = maintenance_state(&state);
+    let audit = AuditEntry {
+        at: now,
+        actor: caller.principal.subject.clone(),
+        action: "maintenance.set".into(),
+        target: "maintenance".into(),
+        before: Some(before.to_string()),
+        after: Some(after.0.to_string()),
+    };
+    if let Err(err) = state.workbench.record_audit(&audit).await {
+        tracing::warn!(cause = %err, "a maintenance change was made but not audited");
+    }
+    Ok(after)
 }
 
 /// `GET /admin/dashboard`: the page; it asks for an admin token and reads `/admin/usage`.
@@ -183,10 +209,12 @@ pub fn dashboard() -> Html<&'static str> {
     Html(include_str!("dashboard.html"))
 }
 
-/// Keeps this instance in step with the others: reads the shared maintenance state and writes
-/// buffered usage. Runs until the server stops (which writes the rest).
+/// Keeps this instance in step with the others: reads the shared maintenance state, pins and
+/// brownouts, and writes buffered usage and activity. Runs until the server stops (which writes
+/// the rest).
 pub async fn background(state: Arc<AppState>) {
     let mut poll = tokio::time::interval(POLL);
+    let mut workbench = tokio::time::interval(WORKBENCH_POLL);
     let mut flush = tokio::time::interval(USAGE_FLUSH);
     loop {
         tokio::select! {
@@ -195,11 +223,22 @@ pub async fn background(state: Arc<AppState>) {
                 Ok(None) => {}
                 Err(err) => tracing::warn!(cause = %err, "maintenance state not read"),
             },
-            _ = flush.tick() => {
-                if let Err(err) = state.usage.flush(state.store.as_ref()).await {
-                    tracing::warn!(cause = %err, "usage not written; kept for the next try");
+            _ = workbench.tick() => {
+                if let Err(err) = state.refresh_workbench().await {
+                    tracing::warn!(cause = %err, "pins and brownouts not read");
                 }
             }
+            _ = flush.tick() => flush_buffers(&state).await,
         }
+    }
+}
+
+/// Writes buffered usage and activity; what fails stays buffered for the next try.
+pub async fn flush_buffers(state: &AppState) {
+    if let Err(err) = state.usage.flush(state.store.as_ref()).await {
+        tracing::warn!(cause = %err, "usage not written; kept for the next try");
+    }
+    if let Err(err) = state.activity.flush(state.store.as_ref()).await {
+        tracing::warn!(cause = %err, "client activity not written; kept for the next try");
     }
 }

@@ -16,5 +16,6 @@ pub mod services;
 pub mod storage;
 pub mod user;
 pub mod users;
+pub mod workbench;
 
 pub use error::CoreError;

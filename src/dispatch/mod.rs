@@ -7,17 +7,19 @@ pub mod routes;
 pub mod sources;
 pub mod version;
 
+use std::{collections::HashMap, sync::RwLock};
+
 use chrono::{DateTime, Utc};
 use poem::{
     Request,
     http::{Method, StatusCode, Uri},
 };
 
-pub use self::version::Version;
+pub use self::version::{Observed, Version};
 use self::{
     routes::{RouteEntry, RouteTable},
     sources::Source,
-    version::SuccessorRoute,
+    version::{PredecessorCheck, SuccessorRoute},
 };
 use crate::{
     lifecycle::{Lifecycle, Stage},
@@ -40,6 +42,17 @@ struct Entry {
     /// The OpenAPI document as served: every operation marked deprecated once announced.
     document: String,
     changelog: &'static str,
+    /// The breaking changes from the previous version, as served, and as (id, its routes).
+    changes: Option<(&'static str, Vec<Change>)>,
+    checks_predecessor: Option<PredecessorCheck>,
+}
+
+/// One breaking change of a version's catalogue, as dispatch matches it.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Change {
+    pub id: String,
+    /// `GET /users/{id}`: the previous version's operations it touches.
+    pub routes: Vec<String>,
 }
 
 pub struct Dispatch {
@@ -50,6 +63,9 @@ pub struct Dispatch {
     resources: Vec<&'static str>,
     /// `1, 2`: for `API-Supported-Versions` and error details.
     pub supported: String,
+    /// Tenants pinned to a default version other than `default_version`, refreshed from the
+    /// store by every instance.
+    pins: RwLock<HashMap<String, u16>>,
 }
 
 /// Where dispatch sends a request.
@@ -99,6 +115,15 @@ impl Dispatch {
         for (i, version) in versions.iter().enumerate() {
             let lifecycle = Lifecycle::configured(version.number, settings)?;
             let spec: serde_json::Value = serde_json::from_str(&version.document)?;
+            let changes = match version.changes {
+                "" => None,
+                raw => Some((
+                    raw,
+                    serde_json::from_str::<Vec<Change>>(raw).map_err(|e| {
+                        anyhow::anyhow!("version {}: its changes are not a catalogue: {e}", version.number)
+                    })?,
+                )),
+            };
             entries.push(Entry {
                 number: version.number,
                 style: version.style,
@@ -108,9 +133,52 @@ impl Dispatch {
                 document: mark_deprecated(&version.document, spec, &lifecycle),
                 lifecycle,
                 changelog: version.changelog,
+                changes,
+                checks_predecessor: version.checks_predecessor,
             });
         }
-        Ok(Self { versions: entries, default_version, vendor: settings.vendor.clone(), resources, supported })
+        Ok(Self {
+            versions: entries,
+            default_version,
+            vendor: settings.vendor.clone(),
+            resources,
+            supported,
+            pins: RwLock::default(),
+        })
+    }
+
+    /// Replaces the pinned tenants (those whose pin names a version served here).
+    pub fn set_pins(&self, pins: impl IntoIterator<Item = (String, u16)>) {
+        let pins = pins.into_iter().filter(|(_, v)| self.entry(*v).is_some()).collect();
+        *self.pins.write().expect("pins") = pins;
+    }
+
+    /// The version a request that names none gets: its tenant's pin, else the default.
+    fn default_for(&self, req: &Request) -> u16 {
+        let pins = self.pins.read().expect("pins");
+        if pins.is_empty() {
+            return self.default_version;
+        }
+        let tenant = sources::tenant_hint(req.headers());
+        pins.get(tenant.as_deref().unwrap_or("default")).copied().unwrap_or(self.default_version)
+    }
+
+    /// A version's catalogue of breaking changes from the previous version, as served.
+    pub fn changes(&self, version: u16) -> Option<&'static str> {
+        self.entry(version)?.changes.as_ref().map(|(raw, _)| *raw)
+    }
+
+    /// The successor's changes that touch `operation` (`GET /users/{id}`) of `version`.
+    pub fn changes_touching(&self, version: u16, operation: &str) -> Vec<&str> {
+        let Some(next) = self.successor_version(version).and_then(|n| self.entry(n)) else { return Vec::new() };
+        let Some((_, catalogue)) = &next.changes else { return Vec::new() };
+        catalogue.iter().filter(|c| c.routes.iter().any(|r| r == operation)).map(|c| c.id.as_str()).collect()
+    }
+
+    /// The successor's changes a request served by `version` met, if a successor checks them.
+    pub fn exposures(&self, version: u16, observed: &Observed) -> Vec<&'static str> {
+        let check = self.successor_version(version).and_then(|n| self.entry(n)).and_then(|e| e.checks_predecessor);
+        check.map_or_else(Vec::new, |check| check(observed))
     }
 
     pub fn default_version(&self) -> u16 {
@@ -201,7 +269,7 @@ impl Dispatch {
             (Source::MediaType, vendor.map(|v| v.version)),
             (Source::Query, sources::from_query(req.uri().query())),
         ];
-        let version = self.agree(&named)?;
+        let version = self.agree(&named)?.unwrap_or_else(|| self.default_for(req));
         let _ = info.version.set(version);
         let entry = self.entry(version).expect("agree returns supported versions");
 
@@ -220,7 +288,8 @@ impl Dispatch {
         let trimmed = relative.len() > 1 && relative.ends_with('/');
         let relative = if trimmed { relative[..relative.len() - 1].to_string() } else { relative };
         let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
-        if relative == "/openapi.json" {
+        // Public documents of a version: its OpenAPI description and its change catalogue.
+        if relative == "/openapi.json" || (relative == "/changes" && entry.changes.is_some()) {
             return Ok(Resolution::Document { version, rewritten });
         }
         let route = entry.routes.find(&relative).ok_or_else(|| ApiError::new(Kind::NotFound))?;
@@ -238,8 +307,8 @@ impl Dispatch {
         Ok(Resolution::Api(Target { version, route, legacy, rewritten, vendor_type }))
     }
 
-    /// The one version every source agrees on, or the default when none names one.
-    fn agree(&self, named: &[(Source, Option<Option<u16>>)]) -> Result<u16, ApiError> {
+    /// The one version every source agrees on; `None` when none names one.
+    fn agree(&self, named: &[(Source, Option<Option<u16>>)]) -> Result<Option<u16>, ApiError> {
         let mut chosen: Option<(Source, u16)> = None;
         for (source, value) in named {
             let Some(value) = value else { continue };
@@ -258,7 +327,7 @@ impl Dispatch {
                 _ => chosen = Some((*source, version)),
             }
         }
-        Ok(chosen.map_or(self.default_version, |(_, v)| v))
+        Ok(chosen.map(|(_, v)| v))
     }
 }
 

@@ -73,6 +73,23 @@ pub fn from_accept<'a>(headers: &'a HeaderMap, vendor: &str) -> Option<VendorTyp
     })
 }
 
+/// The tenant a request acts in, as far as dispatch may know it before authentication: the
+/// `X-Tenant-ID` header, else the token's `tenant` claim read without checking the signature.
+/// Authentication later refuses what does not hold, so a forged claim picks a version for a
+/// request that then gets 401 or 403, nothing more.
+pub fn tenant_hint(headers: &HeaderMap) -> Option<String> {
+    if let Some(tenant) = headers.get("x-tenant-id").and_then(|v| v.to_str().ok()) {
+        return Some(tenant.to_string());
+    }
+    let token = headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")?;
+    let payload = crate::encoding::base64url::decode(token.split('.').nth(1)?)?;
+    #[derive(serde::Deserialize)]
+    struct Claims {
+        tenant: Option<String>,
+    }
+    serde_json::from_slice::<Claims>(&payload).ok()?.tenant
+}
+
 /// Whether `Accept` (absent = anything) allows a JSON answer.
 pub fn accepts_json(headers: &HeaderMap, vendor_matched: bool) -> bool {
     let Some(accept) = headers.get("accept").and_then(|v| v.to_str().ok()) else { return true };

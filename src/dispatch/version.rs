@@ -7,6 +7,21 @@ use uuid::Uuid;
 
 use crate::wire::error::render::BodyStyle;
 
+/// A request of the previous version as the successor's rules see it: the operation, its query,
+/// its JSON body (when it had one) and the status it got.
+pub struct Observed<'a> {
+    pub method: &'a poem::http::Method,
+    /// The previous version's route template, `/users/{id}`.
+    pub route: &'a str,
+    pub query: Option<&'a str>,
+    pub body: Option<&'a [u8]>,
+    pub status: u16,
+}
+
+/// The ids of this version's changes (its `changes`) a request of the previous version met:
+/// every rule of this version it would break, checked without running it.
+pub type PredecessorCheck = fn(&Observed) -> Vec<&'static str>;
+
 /// Where a route of a version lives in the next version, relative to its `/api/v<N>` prefix:
 /// given the route template and the record the request was about.
 pub type SuccessorRoute = fn(&str, Option<Uuid>) -> String;
@@ -32,6 +47,11 @@ pub struct Version {
     pub changelog: &'static str,
     /// Operations (by `operationId`) that need the admin role, checked before a body is read.
     pub admin_only: &'static [&'static str],
+    /// The breaking changes from the previous version, as a JSON array of `{"id", "title",
+    /// "description", "routes", "kind"}` (served at `/api/v<N>/changes`); empty: none.
+    pub changes: &'static str,
+    /// How requests of the previous version meet `changes`.
+    pub checks_predecessor: Option<PredecessorCheck>,
 }
 
 impl Version {
@@ -48,6 +68,8 @@ impl Version {
             successor_route: same_route,
             changelog: "",
             admin_only: &[],
+            changes: "",
+            checks_predecessor: None,
         }
     }
 }

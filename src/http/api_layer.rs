@@ -8,12 +8,16 @@ use poem::{
     http::{HeaderValue, header},
 };
 
-use super::{AppState, auth, idempotency};
+use chrono::{DateTime, Utc};
+
+use super::{AppState, auth, fixed::Access, idempotency};
 use crate::{
+    auth::Caller,
     dispatch::Resolution,
     lifecycle::Stage,
     wire::{
-        body_limit, context,
+        body_limit,
+        context::{self, Refusal, RequestInfo},
         error::{ApiError, Kind},
     },
 };
@@ -31,8 +35,8 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         }
         Err(err) => return Err(err.into()),
     };
-    // Only API operations take keys: they are the ones authenticated above.
-    let is_api = req.extensions().get::<crate::auth::Caller>().is_some() && !state.fixed.is_admin(req.uri().path());
+    // Only versioned operations take keys: they are the ones with services.
+    let is_api = req.extensions().get::<Arc<crate::core::services::Services>>().is_some();
     let key = (is_api && req.method() == poem::http::Method::POST)
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
@@ -58,17 +62,27 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
 /// with, if the client asked for one.
 async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
     let info = context::info(req);
-    if state.fixed.is_admin(req.uri().path()) {
-        // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
-        let caller = auth::authenticate(req, &state.verifier)?;
-        // Operators act on every tenant: a token bound to one tenant is not an operator's.
-        if !caller.is_admin() || caller.principal.tenant.is_some() {
-            return Err(ApiError::new(Kind::AdminRequired));
+    match state.fixed.find(req.uri().path()).map(|route| route.access) {
+        Some(Access::Admin) => {
+            // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
+            let caller = auth::authenticate(req, &state.verifier)?;
+            // Operators act on every tenant: a token bound to one tenant is not an operator's.
+            if !caller.is_admin() || caller.principal.tenant.is_some() {
+                return Err(ApiError::new(Kind::AdminRequired));
+            }
+            let _ = info.tenant.set(caller.tenant.clone());
+            req.extensions_mut().insert(caller);
+            body_limit::apply(req, state.settings.max_body_bytes, info.clone())?;
+            return Ok(None);
         }
-        let _ = info.tenant.set(caller.tenant.clone());
-        req.extensions_mut().insert(caller);
-        body_limit::apply(req, state.settings.max_body_bytes, info.clone())?;
-        return Ok(None);
+        Some(Access::Client) => {
+            // A client's view of its own migration: any valid token, rate limited.
+            let caller = auth::authenticate(req, &state.verifier)?;
+            admit(&caller, state, &info).await?;
+            req.extensions_mut().insert(caller);
+            return Ok(None);
+        }
+        Some(Access::Public) | None => {}
     }
     let target = match state.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => return Ok(None),
@@ -83,7 +97,15 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     if let Some(retry_after) = state.maintenance.active() {
         return Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string()));
     }
-    refuse_if_gone(req, state, target.version)?;
+    let now = (state.clock)();
+    if let Err(gone) = refuse_if_gone(req, state, target.version, now) {
+        // Refused before asking for a token; a valid one still tells the workbench who it was.
+        if let (Some(_), Ok(caller)) = (info.refusal.get(), auth::authenticate(req, &state.verifier)) {
+            let _ = info.tenant.set(caller.tenant.clone());
+            let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+        }
+        return Err(gone);
+    }
     let policy = target.route.policy(req.method());
     let limit = if policy.upload { state.settings.max_upload_bytes } else { state.settings.max_body_bytes };
     if let Some(uri) = target.rewritten {
@@ -95,34 +117,53 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     }
     let _ = info.tenant.set(caller.tenant.clone());
     let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
-    let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
-    if !decision.allowed {
-        return Err(ApiError::new(Kind::RateLimited)
-            .with_header("retry-after", decision.reset.to_string())
-            .with_header("ratelimit-limit", decision.limit.to_string())
-            .with_header("ratelimit-remaining", decision.remaining.to_string())
-            .with_header("ratelimit-reset", decision.reset.to_string()));
+    if let Some(brownout) = state.brownout_for(target.version, &caller.tenant, &caller.principal.subject, now) {
+        let _ = info.refusal.set(Refusal::Brownout);
+        let retry_after = (brownout.end - now).num_seconds().max(1);
+        return Err(ApiError::new(Kind::ApiVersionSunset)
+            .with_detail(target.version.to_string())
+            .with_header("retry-after", retry_after.to_string()));
     }
+    admit(&caller, state, &info).await?;
     req.extensions_mut().insert(caller);
     req.extensions_mut().insert(state.services.clone());
     body_limit::apply(req, limit, info.clone())?;
     Ok(target.vendor_type)
 }
 
+/// The rate limit of the caller's tenant and subject.
+async fn admit(caller: &Caller, state: &AppState, info: &RequestInfo) -> Result<(), ApiError> {
+    let _ = info.tenant.set(caller.tenant.clone());
+    let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+    let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
+    if decision.allowed {
+        return Ok(());
+    }
+    Err(ApiError::new(Kind::RateLimited)
+        .with_header("retry-after", decision.reset.to_string())
+        .with_header("ratelimit-limit", decision.limit.to_string())
+        .with_header("ratelimit-remaining", decision.remaining.to_string())
+        .with_header("ratelimit-reset", decision.reset.to_string()))
+}
+
 /// After the sunset, inside a brownout, or when the client rehearses the sunset of a version
-/// that has a successor: 410.
-fn refuse_if_gone(req: &Request, state: &AppState, version: u16) -> Result<(), ApiError> {
+/// that has a successor: 410 (noting in the request's context which of the last two it was).
+fn refuse_if_gone(req: &Request, state: &AppState, version: u16, now: DateTime<Utc>) -> Result<(), ApiError> {
     let Some(lifecycle) = state.dispatch.lifecycle(version) else { return Ok(()) };
     let retiring = state.dispatch.successor_version(version).is_some();
-    let now = (state.clock)();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let gone = || ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
+    let info = context::info(req);
     match lifecycle.stage(now) {
         Stage::Sunset => Err(gone()),
         Stage::Brownout { until } => {
+            let _ = info.refusal.set(Refusal::Brownout);
             Err(gone().with_header("retry-after", (until - now).num_seconds().max(1).to_string()))
         }
-        _ if rehearsal && retiring => Err(gone()),
+        _ if rehearsal && retiring => {
+            let _ = info.refusal.set(Refusal::Rehearsal);
+            Err(gone())
+        }
         _ => Ok(()),
     }
 }

@@ -13,13 +13,16 @@ use tracing::Instrument;
 
 use super::{AppState, cors::Cors};
 use crate::{
-    dispatch::sources,
+    dispatch::{Observed, sources},
     lifecycle::Stage,
-    ops::metrics::method_label,
+    ops::{
+        activity::{Outcome, Seen},
+        metrics::method_label,
+    },
     wire::{
         about::record_of,
         body_limit::BodyTooLarge,
-        context::{CORRELATION_HEADER, RequestInfo},
+        context::{CORRELATION_HEADER, Refusal, RequestInfo},
         error::{
             ApiError, Kind, classify,
             render::{RenderContext, render},
@@ -90,7 +93,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     lifecycle_headers(&mut response, &state, &info, now);
 
     let elapsed = info.started.elapsed();
-    record(&state, &info, &method, response.status().as_u16(), now, elapsed);
+    record(&state, &info, &method, uri.query(), response.status().as_u16(), now, elapsed);
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
@@ -106,23 +109,56 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     Ok(response)
 }
 
-/// Metrics for every request; usage for those a deprecated version served.
+/// Metrics for every request; usage for those a deprecated version served; and for the
+/// migration workbench, what each client does on each version.
 fn record(
     state: &AppState,
     info: &RequestInfo,
     method: &poem::http::Method,
+    query: Option<&str>,
     status: u16,
     now: DateTime<Utc>,
     elapsed: std::time::Duration,
 ) {
     let version = info.version.get().copied().unwrap_or(0);
     let route = info.route.get().unwrap_or(&state.unmatched_route);
-    state.metrics.observe(version, route, method_label(method), status, elapsed);
+    let method_name = method_label(method);
+    state.metrics.observe(version, route, method_name, status, elapsed);
+    let (Some(tenant), Some(subject)) = (info.tenant.get(), info.subject.get()) else { return };
+    if version == 0 {
+        return;
+    }
+    let refusal = info.refusal.get().copied();
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
-    if let (true, Some(tenant), Some(subject)) = (deprecated, info.tenant.get(), info.subject.get()) {
+    if deprecated && refusal.is_none() {
         state.usage.record(version, tenant, subject, route, now);
         state.metrics.deprecated(version, &metric_client(tenant, subject));
     }
+    let outcome = match refusal {
+        Some(Refusal::Rehearsal) => Outcome::Rehearsal,
+        Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
+        None => Outcome::Request,
+    };
+    // A version a newer one follows: its clients' operations, and what the successor's rules
+    // say of each request.
+    let retiring = state.dispatch.successor_version(version).is_some() && info.route.get().is_some();
+    let exposures = match (retiring, outcome) {
+        (true, Outcome::Request) => {
+            let body = info.body.get().map(|b| &b[..]);
+            let observed = Observed { method, route, query, body, status };
+            state.dispatch.exposures(version, &observed)
+        }
+        _ => Vec::new(),
+    };
+    state.activity.record(&Seen {
+        version,
+        tenant,
+        subject,
+        outcome,
+        operation: retiring.then_some((method_name, route)),
+        exposures: &exposures,
+        at: now,
+    });
 }
 
 /// The `client` label: the tenant and a short hash of the subject. `/metrics` is public and

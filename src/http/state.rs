@@ -1,7 +1,7 @@
 //! What the layers and the routes outside the versions share, built once. Version handlers
 //! never see it: they take the core's [`Services`] they use.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
 use poem::http::HeaderValue;
@@ -9,10 +9,18 @@ use poem::http::HeaderValue;
 use super::{cors::Cors, fixed::FixedRoutes};
 use crate::{
     auth::{Verifier, dev_secret},
-    core::{paging::PageLimits, services::Services, storage::Store},
+    core::{
+        paging::PageLimits,
+        services::Services,
+        storage::{Brownout, Store},
+        workbench::Workbench,
+    },
     dispatch::{Dispatch, Version},
     idempotency::{self, IdempotencyStore},
-    ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, usage::UsageRecorder},
+    ops::{
+        activity::ActivityRecorder, maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter,
+        usage::UsageRecorder,
+    },
     settings::Settings,
     store,
 };
@@ -38,6 +46,11 @@ pub struct AppState {
     pub supported_versions: HeaderValue,
     pub metrics: Metrics,
     pub usage: UsageRecorder,
+    /// What each client does on each version, for the migration workbench.
+    pub activity: ActivityRecorder,
+    pub workbench: Workbench,
+    /// The brownouts operators set, refreshed from the store by every instance.
+    pub brownouts: RwLock<Vec<Brownout>>,
     pub maintenance: Maintenance,
     pub rate_limiter: RateLimiter,
     /// The `route` label of requests that matched no route.
@@ -66,9 +79,8 @@ impl AppState {
         let rate_limiter = RateLimiter::new(settings.rate_limit, settings.redis_url.as_ref().map(|u| u.expose()))?;
         let limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
-        Ok(Self {
+        let state = Self {
             services: Arc::new(Services::new(store.clone(), limits)),
-            store,
             idempotency,
             verifier,
             dispatch,
@@ -78,10 +90,31 @@ impl AppState {
             clock,
             metrics: Metrics::default(),
             usage: UsageRecorder::default(),
+            activity: ActivityRecorder::default(),
+            workbench: Workbench::new(store.clone()),
+            brownouts: RwLock::default(),
             maintenance,
             rate_limiter,
             unmatched_route: Arc::from("unmatched"),
             cors,
-        })
+            store,
+        };
+        state.refresh_workbench().await?;
+        Ok(state)
+    }
+
+    /// A brownout set by an operator that refuses this client on `version` now, if any.
+    pub fn brownout_for(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<Brownout> {
+        let brownouts = self.brownouts.read().expect("brownouts");
+        brownouts.iter().find(|b| b.refuses(version, tenant, subject, now)).cloned()
+    }
+
+    /// Reads the pins and brownouts operators set (through any instance) from the store.
+    pub async fn refresh_workbench(&self) -> Result<(), crate::core::CoreError> {
+        let pins = self.workbench.pins().await?;
+        self.dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
+        let brownouts = self.workbench.brownouts().await?;
+        *self.brownouts.write().expect("brownouts") = brownouts;
+        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Operating the service: Prometheus metrics, usage of deprecated versions, rate limits and
 //! maintenance mode.
 
+pub mod activity;
 pub mod maintenance;
 pub mod metrics;
 pub mod rate_limit;

@@ -2,13 +2,17 @@
 //! 9457 problems. This folder only translates between v2's wire shapes and the core.
 
 mod customers;
+mod exposure;
 mod query;
 mod users;
 mod wire;
 
 use poem_openapi::OpenApiService;
 
-use crate::{dispatch::Version, wire::error::render::BodyStyle};
+use crate::{core::users::BodyPolicy, dispatch::Version, wire::error::render::BodyStyle};
+
+/// v2 refuses unknown fields and requires `age`.
+const POLICY: BodyPolicy = BodyPolicy { strict: true, age_required: true };
 
 pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), ()> {
     OpenApiService::new((users::UsersApi, customers::CustomersApi), "Tandem API", "2")
@@ -31,6 +35,8 @@ pub fn version() -> Version {
         resources: &["users", "customers", "imports"],
         changelog: include_str!("../../versions/v2/CHANGELOG.md"),
         admin_only: &["deleteUser", "importCustomers", "getImport"],
+        changes: include_str!("../../versions/v2/changes.json"),
+        checks_predecessor: Some(exposure::check),
         ..Version::new(2, BodyStyle::Problem, service)
     }
 }

@@ -9,6 +9,7 @@ use poem_openapi::{
 };
 
 use super::{
+    POLICY,
     query::{ListQuery, list_request},
     wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2},
 };
@@ -18,7 +19,7 @@ use crate::{
         paging::PageLimits,
         search,
         user::User,
-        users::{BodyPolicy, UserFilter, Users},
+        users::{UserFilter, Users},
     },
     wire::{
         about::About,
@@ -35,9 +36,6 @@ use crate::{
         shapes::JsonPatchOperation,
     },
 };
-
-/// v2 refuses unknown fields and requires `age`.
-const POLICY: BodyPolicy = BodyPolicy { strict: true, age_required: true };
 
 type Fail = Failure<ProblemDoc>;
 

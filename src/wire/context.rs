@@ -34,6 +34,18 @@ pub struct RequestInfo {
     /// Set by the body limit when it cut the body off: whatever parser then fails, the answer
     /// is 413 with this limit.
     pub body_over_limit: OnceLock<u64>,
+    /// Why a version refused the request with 410, when the client asked or a brownout did.
+    pub refusal: OnceLock<Refusal>,
+    /// The JSON body as read, for checking the request against the successor's rules after it
+    /// was answered (a shared buffer, not a copy).
+    pub body: OnceLock<bytes::Bytes>,
+}
+
+/// Why a version answered 410 before it was sunset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Rehearsal,
+    Brownout,
 }
 
 impl RequestInfo {
@@ -59,6 +71,8 @@ impl RequestInfo {
             subject: OnceLock::new(),
             replayed: OnceLock::new(),
             body_over_limit: OnceLock::new(),
+            refusal: OnceLock::new(),
+            body: OnceLock::new(),
         }
     }
 

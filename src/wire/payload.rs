@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::{
     body_limit::BodyTooLarge,
+    context::RequestInfo,
     error::{ApiError, Kind},
 };
 use crate::core::patch::Patch;
@@ -33,13 +34,17 @@ fn is_json(content_type: &str) -> bool {
     essence == JSON || (essence.starts_with("application/") && essence.ends_with("+json") && essence != JSON_PATCH)
 }
 
-/// Reads the whole body (within the size limit) and parses it as JSON.
-async fn read_json(body: &mut RequestBody) -> poem::Result<Value> {
-    let bytes = body.take()?.into_vec().await.map_err(|err| match BodyTooLarge::find(&err) {
+/// Reads the whole body (within the size limit), keeps it in the request's context (the
+/// boundary checks it against the successor's rules), and parses it as JSON.
+async fn read_json(request: &Request, body: &mut RequestBody) -> poem::Result<Value> {
+    let bytes = body.take()?.into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
         // The rest of the body stays unread: the connection must not be reused.
         Some(too_large) => BodyTooLarge(too_large.0).into_api_error().with_header("connection", "close"),
         None => ApiError::new(Kind::MalformedJson).with_detail("the body could not be read").with_cause(err),
     })?;
+    if let Some(info) = request.extensions().get::<std::sync::Arc<RequestInfo>>() {
+        let _ = info.body.set(bytes.clone());
+    }
     serde_json::from_slice(&bytes).map_err(|err| {
         // The position only: serde's message can quote the client's data.
         let position = if bytes.is_empty() {
@@ -76,8 +81,8 @@ impl<T: Type> Payload for JsonBody<T> {
 impl<T: Type> ParsePayload for JsonBody<T> {
     const IS_REQUIRED: bool = true;
 
-    async fn from_request(_request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        Ok(Self { value: read_json(body).await?, _schema: PhantomData })
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Self { value: read_json(request, body).await?, _schema: PhantomData })
     }
 }
 
@@ -119,8 +124,8 @@ impl<'a, T: Type, O: Type> ApiExtractor<'a> for PatchBody<T, O> {
     ) -> poem::Result<Self> {
         let content_type = request.content_type().map(essence);
         let patch = match content_type.as_deref() {
-            Some(JSON_PATCH) => Patch::Json(read_json(body).await?),
-            Some(ct) if is_json(ct) => Patch::Merge(read_json(body).await?),
+            Some(JSON_PATCH) => Patch::Json(read_json(request, body).await?),
+            Some(ct) if is_json(ct) => Patch::Merge(read_json(request, body).await?),
             _ => return Err(unsupported(&[MERGE_PATCH, JSON, JSON_PATCH]).into()),
         };
         Ok(Self { patch, _schema: PhantomData })

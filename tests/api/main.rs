@@ -24,6 +24,7 @@ mod user_totals;
 mod users;
 mod v2_users;
 mod validation;
+mod workbench;
 
 fn main() {
     harness::run(vec![
@@ -50,5 +51,6 @@ fn main() {
         operations::scenarios(),
         hardening::scenarios(),
         plugins::scenarios(),
+        workbench::scenarios(),
     ]);
 }

@@ -5,6 +5,7 @@ mod customers;
 mod errors;
 mod ops;
 mod users;
+mod workbench;
 
 use async_trait::async_trait;
 
@@ -12,12 +13,16 @@ pub use customers::{CustomerList, CustomerStore};
 pub use errors::{Constraint, StoreError};
 pub use ops::{OpsStore, UsageRow};
 pub use users::{NewUser, UserList, UserStore};
+pub use workbench::{
+    Activity, AuditEntry, Brownout, ExposureActivity, Pin, RouteActivity, VersionActivity, WorkbenchStore,
+};
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// Everything the service stores: users, customers and operations, each its own trait.
+/// Everything the service stores: users, customers, operations and the migration workbench,
+/// each its own trait.
 #[async_trait]
-pub trait Store: UserStore + CustomerStore + OpsStore + Send + Sync + 'static {
+pub trait Store: UserStore + CustomerStore + OpsStore + WorkbenchStore + Send + Sync + 'static {
     /// Answers when the database does; used by readiness.
     async fn ping(&self) -> StoreResult<()>;
 

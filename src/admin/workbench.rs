@@ -1,0 +1,217 @@
+//! Steering the migration (CONTRACT §9): tenants' pinned default versions, targeted brownouts,
+//! and the audit trail of every change made through `/admin/…`.
+
+use std::sync::Arc;
+
+use poem::{
+    IntoResponse, Response, handler,
+    http::StatusCode,
+    web::{Data, Json, Path, Query},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{
+    auth::{Caller, tenant},
+    core::{
+        fields::{FieldError, Rule},
+        workbench::{BrownoutRequest, brownout_json, pin_json},
+    },
+    http::AppState,
+    wire::error::ApiError,
+};
+
+fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Reads a JSON body strictly; anything else is a 400 about the body as a whole.
+pub(super) async fn strict_body<T: serde::de::DeserializeOwned>(body: poem::Body) -> Result<T, ApiError> {
+    let bytes = body.into_bytes().await.map_err(ApiError::internal)?;
+    serde_json::from_slice(&bytes).map_err(|_| ApiError::validation(vec![FieldError::body("", Rule::Invalid)]))
+}
+
+fn tenant_param(raw: &str) -> Result<(), ApiError> {
+    if tenant::is_valid(raw) {
+        Ok(())
+    } else {
+        Err(ApiError::validation(vec![FieldError::parameter("tenant", Rule::Invalid)]))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinBody {
+    version: i64,
+}
+
+/// `GET /admin/tenants/<tenant>/default-version`.
+#[handler]
+pub async fn get_pin(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
+    tenant_param(&name)?;
+    let default = state.dispatch.default_version();
+    let pins = state.workbench.pins().await.map_err(ApiError::from)?;
+    Ok(Json(match pins.iter().find(|p| p.tenant == name) {
+        Some(pin) => pin_json(pin, default),
+        None => json!({"tenant": name, "version": default, "previous": null, "changedAt": null, "changedBy": null}),
+    }))
+}
+
+/// `PUT /admin/tenants/<tenant>/default-version {"version": 2}`: requests of the tenant that
+/// name no version go to that version, on every instance within a poll.
+#[handler]
+pub async fn put_pin(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    Path(name): Path<String>,
+    body: poem::Body,
+) -> poem::Result<Json<Value>> {
+    tenant_param(&name)?;
+    let body: PinBody = strict_body(body).await?;
+    let served = u16::try_from(body.version).ok().filter(|v| state.dispatch.versions().any(|n| n == *v));
+    let version = served.ok_or_else(|| {
+        ApiError::validation(vec![FieldError::body("version", Rule::OneOf(state.dispatch.supported.clone()))])
+    })?;
+    let pin = state
+        .workbench
+        .pin(&name, Some(version), state.dispatch.default_version(), &caller.principal.subject, (state.clock)())
+        .await
+        .map_err(ApiError::from)?;
+    refresh(&state).await;
+    Ok(Json(pin_json(&pin, state.dispatch.default_version())))
+}
+
+/// `DELETE /admin/tenants/<tenant>/default-version`: back to `TANDEM_DEFAULT_VERSION`.
+#[handler]
+pub async fn delete_pin(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    Path(name): Path<String>,
+) -> poem::Result<Json<Value>> {
+    tenant_param(&name)?;
+    let default = state.dispatch.default_version();
+    let pin = state
+        .workbench
+        .pin(&name, None, default, &caller.principal.subject, (state.clock)())
+        .await
+        .map_err(ApiError::from)?;
+    refresh(&state).await;
+    Ok(Json(pin_json(&pin, default)))
+}
+
+/// `GET /admin/tenants`: every tenant whose default version an operator set.
+#[handler]
+pub async fn list_pins(state: Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
+    let default = state.dispatch.default_version();
+    let pins = state.workbench.pins().await.map_err(ApiError::from)?;
+    let pinned: Vec<Value> = pins.iter().filter(|p| p.version.is_some()).map(|p| pin_json(p, default)).collect();
+    Ok(Json(json!({"defaultVersion": default, "tenants": pinned})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrownoutBody {
+    version: Option<i64>,
+    start: Option<String>,
+    end: Option<String>,
+    tenant: Option<String>,
+    subject: Option<String>,
+}
+
+/// `POST /admin/brownouts {"version": 1, "start", "end", "tenant"?, "subject"?}`.
+#[handler]
+pub async fn create_brownout(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    body: poem::Body,
+) -> poem::Result<Response> {
+    let body: BrownoutBody = strict_body(body).await?;
+    let request = BrownoutRequest {
+        version: body.version,
+        start: body.start,
+        end: body.end,
+        tenant: body.tenant,
+        subject: body.subject,
+    };
+    let known = |v: u16| state.dispatch.versions().any(|n| n == v);
+    let brownout = state
+        .workbench
+        .add_brownout(request, known, tenant::is_valid, &caller.principal.subject, (state.clock)())
+        .await
+        .map_err(ApiError::from)?;
+    refresh(&state).await;
+    Ok(Json(brownout_json(&brownout))
+        .with_status(StatusCode::CREATED)
+        .with_header("location", format!("/admin/brownouts/{}", brownout.id))
+        .into_response())
+}
+
+/// `GET /admin/brownouts`: the ones operators set (newest first), and those of the settings.
+#[handler]
+pub async fn list_brownouts(state: Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
+    let brownouts = state.workbench.brownouts().await.map_err(ApiError::from)?;
+    let configured: Vec<Value> = state
+        .dispatch
+        .versions()
+        .flat_map(|n| {
+            let lifecycle = state.dispatch.lifecycle(n).cloned().unwrap_or_default();
+            lifecycle.brownouts.into_iter().map(move |(s, e)| json!({"version": n, "start": stamp(s), "end": stamp(e)}))
+        })
+        .collect();
+    Ok(Json(json!({
+        "brownouts": brownouts.iter().map(brownout_json).collect::<Vec<_>>(),
+        "configured": configured,
+    })))
+}
+
+/// `DELETE /admin/brownouts/<id>`: ends it now.
+#[handler]
+pub async fn end_brownout(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    Path(id): Path<String>,
+) -> poem::Result<Json<Value>> {
+    let id = uuid::Uuid::try_parse(&id)
+        .map_err(|_| ApiError::validation(vec![FieldError::parameter("id", Rule::ExpectedUuid)]))?;
+    let ended =
+        state.workbench.end_brownout(id, &caller.principal.subject, (state.clock)()).await.map_err(ApiError::from)?;
+    refresh(&state).await;
+    Ok(Json(brownout_json(&ended)))
+}
+
+#[derive(Deserialize)]
+pub struct AuditQuery {
+    limit: Option<u32>,
+}
+
+/// `GET /admin/audit?limit=100`: every change through `/admin/…`, newest first.
+#[handler]
+pub async fn audit(state: Data<&Arc<AppState>>, query: Query<AuditQuery>) -> poem::Result<Json<Value>> {
+    let limit = query.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::validation(vec![FieldError::parameter("limit", Rule::Max { max: 1000 })]).into());
+    }
+    let entries = state.workbench.audit(limit).await.map_err(ApiError::from)?;
+    let parse = |raw: &Option<String>| raw.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok());
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            json!({
+                "at": stamp(e.at),
+                "actor": e.actor,
+                "action": e.action,
+                "target": e.target,
+                "before": parse(&e.before),
+                "after": parse(&e.after),
+            })
+        })
+        .collect();
+    Ok(Json(json!({"entries": entries})))
+}
+
+/// This instance applies a change at once; the others within their next poll.
+async fn refresh(state: &AppState) {
+    if let Err(err) = state.refresh_workbench().await {
+        tracing::warn!(cause = %err, "pins and brownouts not re-read");
+    }
+}

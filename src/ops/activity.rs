@@ -1,0 +1,206 @@
+//! What each client does on each version, for the migration workbench: counted in memory and
+//! added to the database in batches with usage (never a write per request), so every instance
+//! sharing the database adds to one picture.
+
+use std::{collections::HashMap, sync::Arc, sync::Mutex};
+
+use chrono::{DateTime, Utc};
+
+use crate::core::storage::{Activity, ExposureActivity, RouteActivity, Store, StoreError, VersionActivity};
+
+/// How a request ended, as the workbench tells them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Served (or refused for any reason but the two below).
+    Request,
+    /// Answered 410 because the client asked to rehearse the sunset.
+    Rehearsal,
+    /// Answered 410 by a brownout.
+    BrownoutRefusal,
+}
+
+/// One request of a client, as the boundary saw it.
+pub struct Seen<'a> {
+    pub version: u16,
+    pub tenant: &'a Arc<str>,
+    pub subject: &'a Arc<str>,
+    pub outcome: Outcome,
+    /// Method and route template, for versions a newer one follows (their routes are tracked).
+    pub operation: Option<(&'static str, &'a Arc<str>)>,
+    /// The successor's changes this request met.
+    pub exposures: &'a [&'static str],
+    pub at: DateTime<Utc>,
+}
+
+type Client = (u16, Arc<str>, Arc<str>);
+type Operation = (u16, Arc<str>, Arc<str>, &'static str, Arc<str>);
+
+#[derive(Default)]
+struct Buffer {
+    versions: HashMap<Client, VersionActivity>,
+    routes: HashMap<Operation, RouteActivity>,
+    exposures: HashMap<(Operation, &'static str), ExposureActivity>,
+}
+
+#[derive(Default)]
+pub struct ActivityRecorder {
+    buffer: Mutex<Buffer>,
+}
+
+fn later(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    a.max(b)
+}
+
+impl ActivityRecorder {
+    pub fn record(&self, seen: &Seen) {
+        let Seen { version, tenant, subject, outcome, at, .. } = *seen;
+        let mut buffer = self.buffer.lock().expect("activity buffer");
+        let client = (version, tenant.clone(), subject.clone());
+        let cell = buffer.versions.entry(client).or_insert_with(|| VersionActivity {
+            version,
+            tenant: tenant.to_string(),
+            subject: subject.to_string(),
+            requests: 0,
+            last_request: None,
+            rehearsals: 0,
+            last_rehearsal: None,
+            refusals: 0,
+        });
+        match outcome {
+            Outcome::Rehearsal => {
+                cell.rehearsals += 1;
+                cell.last_rehearsal = later(cell.last_rehearsal, Some(at));
+                return;
+            }
+            Outcome::BrownoutRefusal => cell.refusals += 1,
+            Outcome::Request => {}
+        }
+        cell.requests += 1;
+        cell.last_request = later(cell.last_request, Some(at));
+        let Some((method, route)) = seen.operation else { return };
+        let operation = (version, tenant.clone(), subject.clone(), method, route.clone());
+        let cell = buffer.routes.entry(operation.clone()).or_insert_with(|| RouteActivity {
+            version,
+            tenant: tenant.to_string(),
+            subject: subject.to_string(),
+            method: method.to_string(),
+            route: route.to_string(),
+            requests: 0,
+            first_seen: at,
+            last_seen: at,
+        });
+        cell.requests += 1;
+        cell.first_seen = cell.first_seen.min(at);
+        cell.last_seen = cell.last_seen.max(at);
+        for change in seen.exposures {
+            let cell = buffer.exposures.entry((operation.clone(), change)).or_insert_with(|| ExposureActivity {
+                version,
+                tenant: tenant.to_string(),
+                subject: subject.to_string(),
+                method: method.to_string(),
+                route: route.to_string(),
+                change: change.to_string(),
+                requests: 0,
+                last_seen: at,
+            });
+            cell.requests += 1;
+            cell.last_seen = cell.last_seen.max(at);
+        }
+    }
+
+    pub fn pending(&self) -> usize {
+        let buffer = self.buffer.lock().expect("activity buffer");
+        buffer.versions.len() + buffer.routes.len() + buffer.exposures.len()
+    }
+
+    /// Writes what is buffered; on failure the counts go back into the buffer, nothing lost.
+    pub async fn flush(&self, store: &dyn Store) -> Result<(), StoreError> {
+        let taken = std::mem::take(&mut *self.buffer.lock().expect("activity buffer"));
+        let batch = Activity {
+            versions: taken.versions.values().cloned().collect(),
+            routes: taken.routes.values().cloned().collect(),
+            exposures: taken.exposures.values().cloned().collect(),
+        };
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if let Err(err) = store.add_activity(&batch).await {
+            let mut buffer = self.buffer.lock().expect("activity buffer");
+            merge(&mut buffer, taken);
+            return Err(err);
+        }
+        Ok(())
+    }
+}
+
+/// Adds a batch that could not be written back to what arrived meanwhile.
+fn merge(into: &mut Buffer, from: Buffer) {
+    for (key, cell) in from.versions {
+        match into.versions.get_mut(&key) {
+            Some(c) => {
+                c.requests += cell.requests;
+                c.last_request = later(c.last_request, cell.last_request);
+                c.rehearsals += cell.rehearsals;
+                c.last_rehearsal = later(c.last_rehearsal, cell.last_rehearsal);
+                c.refusals += cell.refusals;
+            }
+            None => {
+                into.versions.insert(key, cell);
+            }
+        }
+    }
+    for (key, cell) in from.routes {
+        match into.routes.get_mut(&key) {
+            Some(c) => {
+                c.requests += cell.requests;
+                c.first_seen = c.first_seen.min(cell.first_seen);
+                c.last_seen = c.last_seen.max(cell.last_seen);
+            }
+            None => {
+                into.routes.insert(key, cell);
+            }
+        }
+    }
+    for (key, cell) in from.exposures {
+        match into.exposures.get_mut(&key) {
+            Some(c) => {
+                c.requests += cell.requests;
+                c.last_seen = c.last_seen.max(cell.last_seen);
+            }
+            None => {
+                into.exposures.insert(key, cell);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_rehearsals_and_refusals_are_counted_apart() {
+        let recorder = ActivityRecorder::default();
+        let (tenant, subject, route): (Arc<str>, Arc<str>, Arc<str>) = ("acme".into(), "bot".into(), "/users".into());
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let seen = |outcome, exposures| Seen {
+            version: 1,
+            tenant: &tenant,
+            subject: &subject,
+            outcome,
+            operation: Some(("GET", &route)),
+            exposures,
+            at,
+        };
+        recorder.record(&seen(Outcome::Request, &["users-list-envelope"]));
+        recorder.record(&seen(Outcome::Request, &["users-list-envelope"]));
+        recorder.record(&seen(Outcome::Rehearsal, &[]));
+        recorder.record(&seen(Outcome::BrownoutRefusal, &[]));
+        let buffer = recorder.buffer.lock().unwrap();
+        let version = buffer.versions.values().next().unwrap();
+        assert_eq!((version.requests, version.rehearsals, version.refusals), (3, 1, 1));
+        assert_eq!(version.last_rehearsal, Some(at));
+        assert_eq!(buffer.routes.values().next().unwrap().requests, 3);
+        assert_eq!(buffer.exposures.values().next().unwrap().requests, 2);
+    }
+}

@@ -1,0 +1,357 @@
+//! SQLite: the migration workbench's activity, pins, brownouts and audit trail.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::{Row, SqliteConnection, sqlite::SqliteRow};
+use uuid::Uuid;
+
+use super::{SqliteStore, classify};
+use crate::{
+    core::storage::{
+        Activity, AuditEntry, Brownout, ExposureActivity, Pin, RouteActivity, StoreResult, VersionActivity,
+        WorkbenchStore,
+    },
+    store::{timed, with_import_budget},
+};
+
+fn time(seconds: i64) -> Result<DateTime<Utc>, sqlx::Error> {
+    DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode("bad timestamp".into()))
+}
+
+fn maybe_time(seconds: Option<i64>) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    seconds.map(time).transpose()
+}
+
+fn version(raw: Option<i64>) -> Option<u16> {
+    raw.and_then(|v| u16::try_from(v).ok())
+}
+
+/// `max` of two nullable times: SQLite's own `max` is NULL when either is.
+const LATER: &str = "max(coalesce({a}, {b}), coalesce({b}, {a}))";
+
+fn later(a: &str, b: &str) -> String {
+    LATER.replace("{a}", a).replace("{b}", b)
+}
+
+async fn insert_audit(c: &mut SqliteConnection, audit: &AuditEntry) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO audit (at, actor, action, target, before, after) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        .bind(audit.at.timestamp())
+        .bind(&audit.actor)
+        .bind(&audit.action)
+        .bind(&audit.target)
+        .bind(&audit.before)
+        .bind(&audit.after)
+        .execute(c)
+        .await
+        .map(|_| ())
+}
+
+fn brownout_from(r: &SqliteRow) -> Result<Brownout, sqlx::Error> {
+    let id: String = r.try_get(0)?;
+    Ok(Brownout {
+        id: Uuid::try_parse(&id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        version: version(r.try_get(1)?).unwrap_or_default(),
+        start: time(r.try_get(2)?)?,
+        end: time(r.try_get(3)?)?,
+        tenant: r.try_get(4)?,
+        subject: r.try_get(5)?,
+        created_at: time(r.try_get(6)?)?,
+        created_by: r.try_get(7)?,
+        ended_at: maybe_time(r.try_get(8)?)?,
+    })
+}
+
+#[async_trait]
+impl WorkbenchStore for SqliteStore {
+    async fn add_activity(&self, batch: &Activity) -> StoreResult<()> {
+        timed(with_import_budget(self.timeout), async {
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            let versions = format!(
+                "INSERT INTO client_versions (version, tenant, subject, requests, last_request, rehearsals, \
+                 last_rehearsal, refusals) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                 ON CONFLICT (version, tenant, subject) DO UPDATE SET requests = requests + excluded.requests, \
+                 last_request = {}, rehearsals = rehearsals + excluded.rehearsals, last_rehearsal = {}, \
+                 refusals = refusals + excluded.refusals",
+                later("last_request", "excluded.last_request"),
+                later("last_rehearsal", "excluded.last_rehearsal"),
+            );
+            for row in &batch.versions {
+                sqlx::query(&versions)
+                    .bind(i64::from(row.version))
+                    .bind(&row.tenant)
+                    .bind(&row.subject)
+                    .bind(row.requests as i64)
+                    .bind(row.last_request.map(|t| t.timestamp()))
+                    .bind(row.rehearsals as i64)
+                    .bind(row.last_rehearsal.map(|t| t.timestamp()))
+                    .bind(row.refusals as i64)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(classify)?;
+            }
+            for row in &batch.routes {
+                sqlx::query(
+                    "INSERT INTO client_routes (version, tenant, subject, method, route, requests, first_seen, last_seen) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (version, tenant, subject, method, route) \
+                     DO UPDATE SET requests = requests + excluded.requests, \
+                     first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)",
+                )
+                .bind(i64::from(row.version))
+                .bind(&row.tenant)
+                .bind(&row.subject)
+                .bind(&row.method)
+                .bind(&row.route)
+                .bind(row.requests as i64)
+                .bind(row.first_seen.timestamp())
+                .bind(row.last_seen.timestamp())
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+            }
+            for row in &batch.exposures {
+                sqlx::query(
+                    "INSERT INTO client_exposures (version, tenant, subject, method, route, change, requests, last_seen) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (version, tenant, subject, method, route, change) \
+                     DO UPDATE SET requests = requests + excluded.requests, last_seen = max(last_seen, excluded.last_seen)",
+                )
+                .bind(i64::from(row.version))
+                .bind(&row.tenant)
+                .bind(&row.subject)
+                .bind(&row.method)
+                .bind(&row.route)
+                .bind(&row.change)
+                .bind(row.requests as i64)
+                .bind(row.last_seen.timestamp())
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+            }
+            tx.commit().await.map_err(classify)
+        })
+        .await
+    }
+
+    async fn activity(&self, client: Option<(&str, &str)>) -> StoreResult<Activity> {
+        let (tenant, subject) = client.unzip();
+        // `?1 IS NULL`: every client; else the one named.
+        const WHERE: &str = "WHERE (?1 IS NULL OR (tenant = ?1 AND subject = ?2))";
+        timed(self.timeout, async {
+            let mut c = self.pool.acquire().await.map_err(classify)?;
+            let versions = sqlx::query(&format!(
+                "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, refusals \
+                 FROM client_versions {WHERE} ORDER BY tenant, subject, version"
+            ))
+            .bind(tenant)
+            .bind(subject)
+            .fetch_all(&mut *c)
+            .await
+            .map_err(classify)?;
+            let routes = sqlx::query(&format!(
+                "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
+                 FROM client_routes {WHERE} ORDER BY tenant, subject, version, route, method"
+            ))
+            .bind(tenant)
+            .bind(subject)
+            .fetch_all(&mut *c)
+            .await
+            .map_err(classify)?;
+            let exposures = sqlx::query(&format!(
+                "SELECT version, tenant, subject, method, route, change, requests, last_seen \
+                 FROM client_exposures {WHERE} ORDER BY tenant, subject, version, route, method, change"
+            ))
+            .bind(tenant)
+            .bind(subject)
+            .fetch_all(&mut *c)
+            .await
+            .map_err(classify)?;
+            let read = || -> Result<Activity, sqlx::Error> {
+                Ok(Activity {
+                    versions: versions
+                        .iter()
+                        .map(|r| {
+                            Ok(VersionActivity {
+                                version: version(r.try_get(0)?).unwrap_or_default(),
+                                tenant: r.try_get(1)?,
+                                subject: r.try_get(2)?,
+                                requests: r.try_get::<i64, _>(3)? as u64,
+                                last_request: maybe_time(r.try_get(4)?)?,
+                                rehearsals: r.try_get::<i64, _>(5)? as u64,
+                                last_rehearsal: maybe_time(r.try_get(6)?)?,
+                                refusals: r.try_get::<i64, _>(7)? as u64,
+                            })
+                        })
+                        .collect::<Result<_, sqlx::Error>>()?,
+                    routes: routes
+                        .iter()
+                        .map(|r| {
+                            Ok(RouteActivity {
+                                version: version(r.try_get(0)?).unwrap_or_default(),
+                                tenant: r.try_get(1)?,
+                                subject: r.try_get(2)?,
+                                method: r.try_get(3)?,
+                                route: r.try_get(4)?,
+                                requests: r.try_get::<i64, _>(5)? as u64,
+                                first_seen: time(r.try_get(6)?)?,
+                                last_seen: time(r.try_get(7)?)?,
+                            })
+                        })
+                        .collect::<Result<_, sqlx::Error>>()?,
+                    exposures: exposures
+                        .iter()
+                        .map(|r| {
+                            Ok(ExposureActivity {
+                                version: version(r.try_get(0)?).unwrap_or_default(),
+                                tenant: r.try_get(1)?,
+                                subject: r.try_get(2)?,
+                                method: r.try_get(3)?,
+                                route: r.try_get(4)?,
+                                change: r.try_get(5)?,
+                                requests: r.try_get::<i64, _>(6)? as u64,
+                                last_seen: time(r.try_get(7)?)?,
+                            })
+                        })
+                        .collect::<Result<_, sqlx::Error>>()?,
+                })
+            };
+            read().map_err(classify)
+        })
+        .await
+    }
+
+    async fn pins(&self) -> StoreResult<Vec<Pin>> {
+        timed(self.timeout, async {
+            let rows = sqlx::query(
+                "SELECT tenant, version, previous, changed_at, changed_by FROM tenant_versions ORDER BY tenant",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+            rows.iter()
+                .map(|r| {
+                    Ok(Pin {
+                        tenant: r.try_get(0)?,
+                        version: version(r.try_get(1)?),
+                        previous: version(r.try_get(2)?),
+                        changed_at: time(r.try_get(3)?)?,
+                        changed_by: r.try_get(4)?,
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()
+                .map_err(classify)
+        })
+        .await
+    }
+
+    async fn save_pin(&self, pin: &Pin, audit: &AuditEntry) -> StoreResult<()> {
+        timed(self.timeout, async {
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            sqlx::query(
+                "INSERT INTO tenant_versions (tenant, version, previous, changed_at, changed_by) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (tenant) DO UPDATE SET version = ?2, previous = ?3, \
+                 changed_at = ?4, changed_by = ?5",
+            )
+            .bind(&pin.tenant)
+            .bind(pin.version.map(i64::from))
+            .bind(pin.previous.map(i64::from))
+            .bind(pin.changed_at.timestamp())
+            .bind(&pin.changed_by)
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            insert_audit(&mut tx, audit).await.map_err(classify)?;
+            tx.commit().await.map_err(classify)
+        })
+        .await
+    }
+
+    async fn brownouts(&self) -> StoreResult<Vec<Brownout>> {
+        timed(self.timeout, async {
+            let rows = sqlx::query(
+                "SELECT id, version, starts_at, ends_at, tenant, subject, created_at, created_by, ended_at \
+                 FROM brownouts ORDER BY created_at DESC, starts_at DESC",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+            rows.iter().map(brownout_from).collect::<Result<_, sqlx::Error>>().map_err(classify)
+        })
+        .await
+    }
+
+    async fn add_brownout(&self, brownout: &Brownout, audit: &AuditEntry) -> StoreResult<()> {
+        timed(self.timeout, async {
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            sqlx::query(
+                "INSERT INTO brownouts (id, version, starts_at, ends_at, tenant, subject, created_at, created_by) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .bind(brownout.id.to_string())
+            .bind(i64::from(brownout.version))
+            .bind(brownout.start.timestamp())
+            .bind(brownout.end.timestamp())
+            .bind(&brownout.tenant)
+            .bind(&brownout.subject)
+            .bind(brownout.created_at.timestamp())
+            .bind(&brownout.created_by)
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            insert_audit(&mut tx, audit).await.map_err(classify)?;
+            tx.commit().await.map_err(classify)
+        })
+        .await
+    }
+
+    async fn end_brownout(&self, id: Uuid, at: DateTime<Utc>, audit: &AuditEntry) -> StoreResult<bool> {
+        timed(self.timeout, async {
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            let ended = sqlx::query("UPDATE brownouts SET ended_at = coalesce(ended_at, ?2) WHERE id = ?1")
+                .bind(id.to_string())
+                .bind(at.timestamp())
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?
+                .rows_affected();
+            if ended == 0 {
+                return Ok(false);
+            }
+            insert_audit(&mut tx, audit).await.map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn record_audit(&self, audit: &AuditEntry) -> StoreResult<()> {
+        timed(self.timeout, async {
+            let mut c = self.pool.acquire().await.map_err(classify)?;
+            insert_audit(&mut c, audit).await.map_err(classify)
+        })
+        .await
+    }
+
+    async fn audit(&self, limit: u32) -> StoreResult<Vec<AuditEntry>> {
+        timed(self.timeout, async {
+            let rows =
+                sqlx::query("SELECT at, actor, action, target, before, after FROM audit ORDER BY id DESC LIMIT ?1")
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(classify)?;
+            rows.iter()
+                .map(|r| {
+                    Ok(AuditEntry {
+                        at: time(r.try_get(0)?)?,
+                        actor: r.try_get(1)?,
+                        action: r.try_get(2)?,
+                        target: r.try_get(3)?,
+                        before: r.try_get(4)?,
+                        after: r.try_get(5)?,
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()
+                .map_err(classify)
+        })
+        .await
+    }
+}
