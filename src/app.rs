@@ -170,10 +170,19 @@ impl Application {
         self.state.clone()
     }
 
-    /// Serves until `shutdown` completes, then lets in-flight requests finish (up to 25 s),
-    /// and writes the usage and activity still buffered.
+    /// Serves until `shutdown` completes, then drains (readiness 503 while it still serves, for
+    /// `TANDEM_DRAIN_SECONDS`), stops accepting, lets in-flight requests finish (up to 25 s), and
+    /// writes the usage and activity still buffered.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         let background = tokio::spawn(admin::background(self.state.clone()));
+        let draining = self.state.clone();
+        let shutdown = async move {
+            shutdown.await;
+            draining.draining.store(true, std::sync::atomic::Ordering::Relaxed);
+            let drain = draining.settings.drain();
+            tracing::info!(seconds = drain.as_secs(), "draining: readiness answers 503, still serving");
+            tokio::time::sleep(drain).await;
+        };
         // Not boxed: poem's server already calls it through one `dyn`; a second would box
         // every request's whole future again.
         let endpoint = http::stack(self.routes, self.state.clone());

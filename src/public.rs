@@ -28,9 +28,15 @@ pub fn live() -> Response {
     Response::builder().content_type("application/json; charset=utf-8").body(r#"{"status":"live"}"#)
 }
 
-/// 200 when the database (and Redis, when configured) answer; 503 naming what failed.
+/// 200 when the database (and Redis, when configured) answer; 503 naming what failed, or while
+/// the instance drains.
 #[handler]
 pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
+    // Draining (after SIGTERM): tell load balancers to stop sending, whatever the stores say.
+    if state.draining.load(std::sync::atomic::Ordering::Relaxed) {
+        let body = json!({"status": "draining", "checks": {}});
+        return Json(body).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response();
+    }
     let (database, redis) = tokio::join!(state.store.ping(), state.idempotency.ping());
     let mut checks = serde_json::Map::new();
     let mut ok = true;

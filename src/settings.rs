@@ -55,6 +55,9 @@ pub struct Settings {
     pub rate_limit: u32,
     /// `TANDEM_MAINTENANCE`: answer every API request 503.
     pub maintenance: bool,
+    /// `TANDEM_DRAIN_SECONDS`: after SIGTERM, readiness answers 503 at once and the instance
+    /// keeps serving this long, so load balancers stop sending before it stops accepting.
+    pub drain_seconds: u64,
     /// `TANDEM_CORS_ORIGINS`: comma-separated origins; unset = CORS off.
     pub cors_origins: Option<String>,
 }
@@ -101,6 +104,7 @@ impl Default for Settings {
             log_format: None,
             rate_limit: 50,
             maintenance: false,
+            drain_seconds: 5,
             cors_origins: None,
         }
     }
@@ -172,6 +176,10 @@ impl Settings {
 
     pub fn db_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.db_timeout_ms)
+    }
+
+    pub fn drain(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.drain_seconds)
     }
 
     pub fn request_timeout(&self) -> std::time::Duration {

@@ -52,6 +52,8 @@ pub struct AppState {
     /// The brownouts operators set, refreshed from the store by every instance.
     pub brownouts: RwLock<Vec<Brownout>>,
     pub maintenance: Maintenance,
+    /// Set on SIGTERM: readiness answers 503 while the instance still serves (its drain).
+    pub draining: std::sync::atomic::AtomicBool,
     pub rate_limiter: RateLimiter,
     /// The `route` label of requests that matched no route.
     pub unmatched_route: Arc<str>,
@@ -94,6 +96,7 @@ impl AppState {
             workbench: Workbench::new(store.clone()),
             brownouts: RwLock::default(),
             maintenance,
+            draining: Default::default(),
             rate_limiter,
             unmatched_route: Arc::from("unmatched"),
             cors,

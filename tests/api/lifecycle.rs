@@ -16,6 +16,7 @@ use crate::{
 crate::scenarios![
     shutdown_finishes_the_request_in_flight,
     sigterm_stops_the_binary_with_exit_0,
+    a_stopping_instance_drains_before_it_stops_accepting,
     an_instance_starts_on_a_schema_a_newer_one_migrated
 ];
 
@@ -48,6 +49,7 @@ async fn sigterm_stops_the_binary_with_exit_0(backend: Backend) {
         .env("TANDEM_DATABASE_URL", &database_url)
         .env("TANDEM_JWT_SECRET", tokens::SECRET)
         .env("TANDEM_LOG_FORMAT", "json")
+        .env("TANDEM_DRAIN_SECONDS", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -92,4 +94,28 @@ async fn an_instance_starts_on_a_schema_a_newer_one_migrated(backend: Backend) {
     let older = TestApp::start(test_settings(&database_url)).await;
     send(older.client.get(older.url("/health/ready"))).await.assert_status(200);
     assert_eq!(older.user_count().await, 1);
+}
+
+/// On SIGTERM (here: the app's shutdown signal), readiness says 503 at once so load balancers
+/// stop sending, the instance keeps serving for TANDEM_DRAIN_SECONDS, then stops accepting.
+async fn a_stopping_instance_drains_before_it_stops_accepting(backend: Backend) {
+    let mut app = backend.spawn_with(|s| s.drain_seconds = 1).await;
+    send(app.client.get(app.url("/health/ready"))).await.assert_status(200);
+    let stopped_at = std::time::Instant::now();
+    app.stop();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let ready = send(reqwest::Client::new().get(app.url("/health/ready"))).await;
+    ready.assert_status(503);
+    assert_eq!(ready.json()["status"], "draining");
+    // Still serving, on new connections too.
+    let during = send(reqwest::Client::new().get(app.url("/users")).bearer_auth(&app.admin)).await;
+    during.assert_status(200);
+    send(reqwest::Client::new().get(app.url("/health/live"))).await.assert_status(200);
+    tokio::time::sleep(Duration::from_millis(1300).saturating_sub(stopped_at.elapsed())).await;
+    assert!(
+        reqwest::Client::new().get(app.url("/health/live")).send().await.is_err(),
+        "still accepting after the drain"
+    );
+    let stopped = app.stopped.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), stopped).await.expect("the server stops").unwrap().unwrap();
 }

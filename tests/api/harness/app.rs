@@ -36,6 +36,8 @@ pub fn test_settings(database_url: &str) -> Settings {
         db_timeout_ms: 1500,
         // Scenarios send bursts from one token; the rate-limit scenario sets its own.
         rate_limit: 1_000_000,
+        // Stopping a test app stops it at once; the drain has its own scenario.
+        drain_seconds: 0,
         ..Settings::default()
     }
 }
