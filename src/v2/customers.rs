@@ -81,7 +81,7 @@ impl CustomersApi {
         size: Query<Option<i64>>,
         /// `<field>,<asc|desc>`, repeatable, applied in order; `id` ascending breaks ties. Fields:
         /// id, customerNumber, name, email, phone, branchCode, createdDate.
-        sort: Query<Vec<String>>,
+        sort: Query<Option<Vec<String>>>,
         /// Only this branch: 1 to 10 digits.
         #[oai(name = "branchCode")]
         branch_code: Query<Option<String>>,
@@ -109,7 +109,13 @@ impl CustomersApi {
         }
         let filter = CustomerFilter { branch_code, keyword };
         let parts = filter.fingerprint_parts();
-        let query = ListQuery { page: page.0, size: size.0, sort: sort.0, count: count.0, cursor: cursor.0 };
+        let query = ListQuery {
+            page: page.0,
+            size: size.0,
+            sort: sort.0.unwrap_or_default(),
+            count: count.0,
+            cursor: cursor.0,
+        };
         let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
         let listing = customers.list(&auth.0.tenant, request, filter).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))

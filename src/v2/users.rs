@@ -64,7 +64,7 @@ impl UsersApi {
         size: Query<Option<i64>>,
         /// `<field>,<asc|desc>`, repeatable, applied in order; `id` ascending breaks ties.
         /// Fields: id, name, email, age, createdAt, updatedAt.
-        sort: Query<Vec<String>>,
+        sort: Query<Option<Vec<String>>>,
         /// Case-insensitive text searched in name and e-mail.
         keyword: Query<Option<String>>,
         /// Exact e-mail address, ignoring case.
@@ -87,7 +87,13 @@ impl UsersApi {
         }
         let filter = UserFilter { email: email.0.filter(|e| !e.is_empty()), keyword };
         let parts = filter.fingerprint_parts();
-        let query = ListQuery { page: page.0, size: size.0, sort: sort.0, count: count.0, cursor: cursor.0 };
+        let query = ListQuery {
+            page: page.0,
+            size: size.0,
+            sort: sort.0.unwrap_or_default(),
+            count: count.0,
+            cursor: cursor.0,
+        };
         let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
         let listing = users.list(&auth.0.tenant, request, filter).await?;
         Ok(UserPage::Ok(Json(Page::from_listing(listing, UserV2::from))))

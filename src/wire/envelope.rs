@@ -54,7 +54,7 @@ pub struct Page<T: Type + ParseFromJSON + ToJSON + Serialize> {
     pub sort: Vec<SortOrder>,
     pub empty: bool,
     /// Slices only: the cursor of the next slice, or null on the last one.
-    #[oai(skip_serializing_if = "is_undefined")]
+    #[oai(skip_serializing_if = "is_undefined", nullable)]
     #[serde(skip_serializing_if = "is_undefined")]
     pub next_cursor: MaybeUndefined<String>,
 }

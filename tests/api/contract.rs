@@ -6,7 +6,11 @@ use serde_json::Value;
 
 use crate::harness::{Backend, send};
 
-crate::scenarios![served_documents_match_the_committed_ones, every_problem_type_has_a_page];
+crate::scenarios![
+    served_documents_match_the_committed_ones,
+    every_problem_type_has_a_page,
+    optional_sort_and_a_null_next_cursor_are_documented_as_served
+];
 
 async fn served_documents_match_the_committed_ones(backend: Backend) {
     let app = backend.spawn().await;
@@ -34,4 +38,24 @@ async fn every_problem_type_has_a_page(backend: Backend) {
         assert!(page.text.contains(kind.title(tandem::wire::error::i18n::Lang::En)), "{}", kind.slug());
     }
     send(app.client.get(app.url("/problems/no-such-problem"))).await.assert_status(404);
+}
+
+/// What a generated client reads from v2's document: `sort` may be left out, and the last slice's
+/// `nextCursor` is null. Both as the service answers them.
+async fn optional_sort_and_a_null_next_cursor_are_documented_as_served(backend: Backend) {
+    let app = backend.spawn().await;
+    let v2: Value = send(app.client.get(app.url("/api/v2/openapi.json"))).await.json();
+    for path in ["/users", "/customers"] {
+        let parameters = v2["paths"][path]["get"]["parameters"].as_array().unwrap();
+        let sort = parameters.iter().find(|p| p["name"] == "sort").unwrap();
+        assert_eq!(sort["required"], false, "{path}");
+    }
+    for page in ["Page_User", "Page_Customer"] {
+        assert_eq!(v2["components"]["schemas"][page]["properties"]["nextCursor"]["nullable"], true, "{page}");
+    }
+    app.create_user_v2("Ada", "ada@example.com", 36).await;
+    let slice = app.get("/api/v2/users?count=false").await;
+    slice.assert_status(200);
+    assert!(slice.json().as_object().unwrap().contains_key("nextCursor"));
+    assert_eq!(slice.json()["nextCursor"], Value::Null);
 }

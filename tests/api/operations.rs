@@ -269,13 +269,7 @@ async fn the_dashboard_shows_who_still_calls_v1(backend: Backend) {
     assert_eq!(call(&app, &web, "/api/v1/users").await, 200);
 
     let mut browser = crate::harness::browser::Browser::launch().await;
-    browser.open(&app.url("/admin/dashboard")).await;
-    // Typed into the field, the way an operator does: never in the URL.
-    let typed = format!(
-        "document.getElementById('token').value = {}; document.getElementById('login').requestSubmit(); true",
-        json!(app.admin)
-    );
-    assert_eq!(browser.eval(&typed).await, true);
+    browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
     browser.wait_for("!document.getElementById('report').hidden", Duration::from_secs(10)).await;
     assert_eq!(browser.eval("document.getElementById('total').textContent").await, "5");
     assert_eq!(browser.eval("document.getElementById('clients').textContent").await, "2");

@@ -475,12 +475,7 @@ async fn the_dashboard_shows_each_clients_migration(backend: Backend) {
     send(app.request(Method::POST, "/admin/brownouts").json(&window)).await.assert_status(201);
 
     let mut browser = crate::harness::browser::Browser::launch().await;
-    browser.open(&app.url("/admin/dashboard")).await;
-    let typed = format!(
-        "document.getElementById('token').value = {}; document.getElementById('login').requestSubmit(); true",
-        json!(app.admin)
-    );
-    assert_eq!(browser.eval(&typed).await, true);
+    browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
     browser.wait_for("!document.getElementById('migration').hidden", Duration::from_secs(10)).await;
     assert_eq!(browser.eval("document.getElementById('successor').textContent").await, "v2");
     assert_eq!(browser.eval("document.querySelector('#status-not-started b').textContent").await, "1");
