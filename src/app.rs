@@ -11,7 +11,7 @@ use poem::{
 };
 
 use crate::{
-    admin::{self, migration, workbench},
+    admin::{self, document, migration, workbench},
     dispatch::Version,
     http::{
         self, AppState,
@@ -81,6 +81,7 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         ),
         fixed("/admin/brownouts/:id", Admin, vec![(M::DELETE, boxed(workbench::end_brownout))]),
         fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit))]),
+        fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document))]),
     ];
     // Each version with a catalogue of changes from the one before serves it.
     for version in versions.iter().filter(|v| !v.changes.is_empty()) {
@@ -139,18 +140,8 @@ impl Application {
         let listen = normalize_listen(&settings.listen);
         let mut state = AppState::build(settings, clock, &versions).await?;
         let table = fixed_routes(&versions);
-        state.fixed = FixedRoutes(
-            table
-                .iter()
-                .map(|f| {
-                    FixedRoute::new(
-                        f.path.clone(),
-                        f.access,
-                        &f.methods.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
-                    )
-                })
-                .collect(),
-        );
+        state.fixed = fixed_view(&table);
+        state.operations = document::document(&state.fixed, &state.dispatch)?;
         let routes = routes(table, versions);
         let acceptor = TcpListener::bind(listen.clone()).into_acceptor().await?;
         let local_addr = acceptor
@@ -196,9 +187,25 @@ impl Application {
     }
 }
 
+/// The layers' view of the table: who may call each route, and its `Allow`.
+fn fixed_view(table: &[Fixed]) -> FixedRoutes {
+    let view = |f: &Fixed| {
+        let methods: Vec<Method> = f.methods.iter().map(|(m, _)| m.clone()).collect();
+        FixedRoute::new(f.path.clone(), f.access, &methods)
+    };
+    FixedRoutes(table.iter().map(view).collect())
+}
+
 /// Each version's OpenAPI document as its operations declare it, for `tandem export-openapi`.
 pub fn documents() -> Vec<(u16, String)> {
     versions::all().into_iter().map(|v| (v.number, v.document)).collect()
+}
+
+/// The document of the routes outside the versions, as a service with `settings` serves it.
+pub fn operations_document(settings: &Settings) -> anyhow::Result<String> {
+    let versions = versions::all();
+    let dispatch = crate::dispatch::Dispatch::new(&versions, settings)?;
+    document::document(&fixed_view(&fixed_routes(&versions)), &dispatch)
 }
 
 /// `:8080` → `0.0.0.0:8080`, as Go and most tools read it.

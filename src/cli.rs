@@ -50,7 +50,8 @@ enum Command {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
-    /// Write each version's OpenAPI document to `versions/v<N>/openapi.json`.
+    /// Write each version's OpenAPI document to `versions/v<N>/openapi.json`, and the document of
+    /// the routes outside the versions to `versions/operations/openapi.json`.
     ExportOpenapi {
         #[arg(long, default_value = "versions")]
         dir: PathBuf,
@@ -117,8 +118,11 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             Ok(())
         }
         Command::ExportOpenapi { dir } => {
-            for (number, document) in crate::app::documents() {
-                let folder = dir.join(format!("v{number}"));
+            let operations = ("operations".to_string(), crate::app::operations_document(&settings)?);
+            let versions =
+                crate::app::documents().into_iter().map(|(number, document)| (format!("v{number}"), document));
+            for (name, document) in versions.chain(std::iter::once(operations)) {
+                let folder = dir.join(name);
                 std::fs::create_dir_all(&folder)?;
                 let pretty = serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&document)?)?;
                 std::fs::write(folder.join("openapi.json"), pretty + "\n")?;

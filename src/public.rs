@@ -92,6 +92,12 @@ pub fn openapi_document(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo
     Ok(Response::builder().content_type("application/json").body(document.to_string()))
 }
 
+/// The OpenAPI document of the routes outside the versions.
+#[handler]
+pub fn operations_document(state: Data<&Arc<AppState>>) -> Response {
+    Response::builder().content_type("application/json").body(state.operations.clone())
+}
+
 /// `OPTIONS /api`: the versions, their lifecycle and where their contracts are.
 #[handler]
 pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {

@@ -2,6 +2,7 @@
 //! the dashboard, the migration workbench; and the background work that keeps them shared
 //! across instances.
 
+pub mod document;
 pub mod migration;
 pub mod workbench;
 

@@ -43,6 +43,8 @@ pub struct AppState {
     pub dispatch: Dispatch,
     /// The routes outside the versions, for access and `Allow`.
     pub fixed: FixedRoutes,
+    /// The OpenAPI document of those routes, as served.
+    pub operations: String,
     pub supported_versions: HeaderValue,
     pub metrics: Metrics,
     pub usage: UsageRecorder,
@@ -87,6 +89,7 @@ impl AppState {
             verifier,
             dispatch,
             fixed: FixedRoutes::default(),
+            operations: String::new(),
             supported_versions,
             settings,
             clock,

@@ -27,6 +27,20 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
         served.assert_status(200);
         assert_eq!(served.json(), committed, "the served v{number} document differs from the committed one");
     }
+    // The routes outside the versions: every one the router has is described, and only those.
+    let path = format!("{}/versions/operations/openapi.json", env!("CARGO_MANIFEST_DIR"));
+    let committed: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("committed document")).unwrap();
+    let served = send(app.client.get(app.url("/api/operations/openapi.json"))).await;
+    served.assert_status(200);
+    assert_eq!(served.json(), committed, "versions/operations/openapi.json is out of date: run export-openapi");
+    for (path, operations) in committed["paths"].as_object().unwrap() {
+        for method in operations.as_object().unwrap().keys() {
+            // Each described operation is routed: answered by anything but 404 or 405.
+            let path = path.replace("{slug}", "not-found").replace("{tenant}", "acme").replace("{id}", "x");
+            let reply = send(app.request(method.to_uppercase().parse().unwrap(), &path)).await;
+            assert!(![404, 405].contains(&reply.status), "{method} {path}: {}", reply.status);
+        }
+    }
 }
 
 async fn every_problem_type_has_a_page(backend: Backend) {
