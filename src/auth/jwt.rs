@@ -16,6 +16,13 @@ pub const LEEWAY_SECONDS: u64 = 30;
 const CACHE_CAPACITY: usize = 4096;
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Audience {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 struct Claims {
     sub: String,
     exp: i64,
@@ -27,8 +34,9 @@ struct Claims {
     tenant: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     iss: Option<String>,
+    /// One audience or several (RFC 7519 §4.1.3); jsonwebtoken checks either against ours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    aud: Option<String>,
+    aud: Option<Audience>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     iat: Option<i64>,
 }
@@ -92,6 +100,9 @@ impl Verifier {
             self.cache.remove(token);
             return Err(InvalidToken("expired".into()));
         }
+        if names_critical_extensions(token) {
+            return Err(InvalidToken("critical header extensions (crit) are not understood".into()));
+        }
         let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
             .map_err(|e| InvalidToken(reason(e.kind()).into()))?;
         let claims = data.claims;
@@ -105,6 +116,18 @@ impl Verifier {
         self.cache.insert(token.into(), principal.clone());
         Ok(principal)
     }
+}
+
+/// Whether the token's header has `crit`: RFC 7515 §4.1.11 says a recipient that does not
+/// understand the extensions it lists must refuse the token, and this service understands none.
+/// jsonwebtoken ignores the parameter, so it is checked here.
+fn names_critical_extensions(token: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Header {
+        crit: Option<serde_json::Value>,
+    }
+    let Some(header) = token.split('.').next().and_then(crate::encoding::base64url::decode) else { return false };
+    serde_json::from_slice::<Header>(&header).is_ok_and(|h| h.crit.is_some())
 }
 
 /// A fixed reason for the log: jsonwebtoken's own messages can quote claim values.
@@ -148,7 +171,7 @@ pub fn mint(
         roles: request.roles.to_vec(),
         tenant: request.tenant.map(str::to_string),
         iss: settings.jwt_issuer.clone(),
-        aud: settings.jwt_audience.clone(),
+        aud: settings.jwt_audience.clone().map(Audience::One),
         iat: Some(now),
     };
     let key = EncodingKey::from_secret(secret.expose_secret().as_bytes());

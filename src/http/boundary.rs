@@ -44,10 +44,11 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     let cors_origin = state.cors.allowed_origin(&req);
     let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
 
-    let result = match preflight {
+    let result = match (refuse_framing(&req), preflight) {
+        (Some(refused), _) => Err(refused.into()),
         // A preflight carries no credentials: it is answered before authentication.
-        Some(preflight) => Ok(preflight),
-        None => {
+        (None, Some(preflight)) => Ok(preflight),
+        (None, None) => {
             // poem's CatchPanic answers outside the error mapper; catching here keeps one body
             // shape. poem has no request timeout either: past it the request is dropped and
             // answers 503. Boxed once here so that the wrappers below, and poem's layers
@@ -107,6 +108,21 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         )
     });
     Ok(response)
+}
+
+/// The longest request target served (hyper's own limit is far higher): long enough for any
+/// query this API takes, short enough that a hostile URL is refused before it is parsed.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// A request target over [`MAX_URI_BYTES`]: 414, and the connection closes. (A body framed two
+/// ways never gets here: hyper answers two `Content-Length`s with 400, and reads a
+/// `Content-Length` with `Transfer-Encoding` by the latter alone and closes the connection after
+/// it, as RFC 9112 §6.3 allows, so nothing can be smuggled behind it.)
+fn refuse_framing(req: &Request) -> Option<ApiError> {
+    let target = req.uri().path().len() + req.uri().query().map_or(0, |q| q.len() + 1);
+    (target > MAX_URI_BYTES).then(|| {
+        ApiError::new(Kind::UriTooLong).with_detail(MAX_URI_BYTES.to_string()).with_header("connection", "close")
+    })
 }
 
 /// Metrics for every request; usage for those a deprecated version served; and for the

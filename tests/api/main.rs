@@ -11,6 +11,7 @@ mod dispatch;
 mod errors;
 mod hardening;
 mod harness;
+mod hostile;
 mod idempotency;
 mod imports;
 mod lifecycle;
@@ -50,6 +51,7 @@ fn main() {
         imports::scenarios(),
         operations::scenarios(),
         hardening::scenarios(),
+        hostile::scenarios(),
         plugins::scenarios(),
         workbench::scenarios(),
     ]);

@@ -24,6 +24,7 @@ pub enum Kind {
     ApiVersionSunset,
     PreconditionFailed,
     PayloadTooLarge,
+    UriTooLong,
     UnsupportedMediaType,
     InvalidPatchResult,
     InvalidUpload,
@@ -35,7 +36,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 26] = [
+    pub const ALL: [Kind; 27] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -54,6 +55,7 @@ impl Kind {
         Kind::ApiVersionSunset,
         Kind::PreconditionFailed,
         Kind::PayloadTooLarge,
+        Kind::UriTooLong,
         Kind::UnsupportedMediaType,
         Kind::InvalidPatchResult,
         Kind::InvalidUpload,
@@ -83,6 +85,7 @@ impl Kind {
             Kind::ApiVersionSunset => StatusCode::GONE,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Kind::UriTooLong => StatusCode::URI_TOO_LONG,
             Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Kind::InvalidPatchResult | Kind::ImportRejected => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -112,6 +115,7 @@ impl Kind {
             Kind::ApiVersionSunset => "api-version-sunset",
             Kind::PreconditionFailed => "precondition-failed",
             Kind::PayloadTooLarge => "payload-too-large",
+            Kind::UriTooLong => "uri-too-long",
             Kind::UnsupportedMediaType => "unsupported-media-type",
             Kind::InvalidPatchResult => "invalid-patch-result",
             Kind::InvalidUpload => "invalid-upload",
@@ -155,6 +159,7 @@ impl Kind {
                 ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition")
             }
             Kind::PayloadTooLarge => ("Payload too large", "Anfrage zu groß", "Requête trop volumineuse"),
+            Kind::UriTooLong => ("URI too long", "URI zu lang", "URI trop longue"),
             Kind::UnsupportedMediaType => {
                 ("Unsupported media type", "Nicht unterstützter Medientyp", "Type de média non pris en charge")
             }
@@ -246,6 +251,9 @@ impl Kind {
             ),
             Kind::PayloadTooLarge => {
                 ("The body exceeds {} bytes", "Der Inhalt überschreitet {} Bytes", "Le corps dépasse {} octets")
+            }
+            Kind::UriTooLong => {
+                ("The URI exceeds {} bytes", "Die URI überschreitet {} Bytes", "L'URI dépasse {} octets")
             }
             Kind::UnsupportedMediaType => ("Send one of: {}", "Erlaubt sind: {}", "Types acceptés : {}"),
             Kind::InvalidPatchResult => (

@@ -1,0 +1,212 @@
+//! Hostile clients: a JWT attack corpus, request smuggling, too many headers, too long a URL.
+//! Each is refused with a precise status, never a 500, and nothing is written.
+
+use std::{
+    io::{Read, Write},
+    net::TcpStream,
+    path::PathBuf,
+    time::Duration,
+};
+
+use jsonwebtoken::{Algorithm, EncodingKey};
+use serde_json::json;
+use tandem::encoding::base64url;
+
+use crate::harness::{
+    Backend, TestApp,
+    tokens::{self, now},
+};
+
+crate::scenarios![
+    a_jwt_attack_corpus_is_401_never_500,
+    a_jwt_signed_with_the_public_key_as_a_secret_is_401,
+    smuggling_shaped_requests_cannot_smuggle,
+    too_many_headers_or_too_long_a_url_is_431_or_414,
+];
+
+/// A token from raw header and claims JSON (duplicates and odd types included), HS256-signed
+/// with `secret`.
+fn raw_token(header: &str, claims: &str, secret: &[u8]) -> String {
+    let message = format!("{}.{}", base64url::encode(header.as_bytes()), base64url::encode(claims.as_bytes()));
+    let signature =
+        jsonwebtoken::crypto::sign(message.as_bytes(), &EncodingKey::from_secret(secret), Algorithm::HS256).unwrap();
+    format!("{message}.{signature}")
+}
+
+async fn status(app: &TestApp, token: &str) -> u16 {
+    crate::harness::send(app.client.get(app.url("/api/v2/users")).bearer_auth(token)).await.status
+}
+
+async fn a_jwt_attack_corpus_is_401_never_500(backend: Backend) {
+    let app = backend.spawn_with(|s| s.jwt_audience = Some("tandem".into())).await;
+    let ours = tokens::SECRET.as_bytes();
+    let theirs = b"an-attackers-secret-an-attackers-secret";
+    let exp = now() + 600;
+    let claims = format!(r#"{{"sub": "ada", "exp": {exp}, "aud": "tandem"}}"#);
+    let hs256 = r#"{"alg": "HS256", "typ": "JWT"}"#;
+    // Sound, for contrast: signed with our secret, even with key-locating headers (ignored).
+    assert_eq!(status(&app, &raw_token(hs256, &claims, ours)).await, 200);
+    for header in [
+        r#"{"alg": "HS256", "kid": "../../../dev/null"}"#,
+        r#"{"alg": "HS256", "jku": "https://evil.example/keys.json"}"#,
+        r#"{"alg": "HS256", "x5u": "https://evil.example/cert.pem"}"#,
+        r#"{"alg": "HS256", "jwk": {"kty": "oct", "k": "YXR0YWNrZXI"}}"#,
+    ] {
+        assert_eq!(status(&app, &raw_token(header, &claims, ours)).await, 200, "{header} with our key");
+        assert_eq!(status(&app, &raw_token(header, &claims, theirs)).await, 401, "{header} with another key");
+    }
+    let mut corpus: Vec<(String, String)> = Vec::new();
+    for alg in ["none", "None", "NONE", "nOnE"] {
+        let header = format!(r#"{{"alg": "{alg}", "typ": "JWT"}}"#);
+        let unsigned = format!("{}.{}.", base64url::encode(header.as_bytes()), base64url::encode(claims.as_bytes()));
+        corpus.push((format!("alg {alg}"), unsigned.clone()));
+        corpus.push((format!("alg {alg} with a signature"), format!("{unsigned}c2lnbmF0dXJl")));
+        corpus.push((format!("alg {alg}, signed"), raw_token(&header, &claims, ours)));
+    }
+    corpus
+        .push(("unknown crit".into(), raw_token(r#"{"alg": "HS256", "crit": ["exp-x"], "exp-x": 1}"#, &claims, ours)));
+    let with = |claims: String| raw_token(hs256, &claims, ours);
+    for (case, value) in [
+        ("exp as a string", format!(r#""{exp}""#)),
+        ("exp as a float", format!("{exp}.5")),
+        ("exp huge", "1e300".to_string()),
+        ("exp past i64", "99999999999999999999999".to_string()),
+        ("exp negative", "-1".to_string()),
+        ("exp null", "null".to_string()),
+    ] {
+        corpus.push((case.into(), with(format!(r#"{{"sub": "ada", "exp": {value}, "aud": "tandem"}}"#))));
+    }
+    for (case, value) in [
+        ("nbf as a string", format!(r#""{exp}""#)),
+        ("nbf huge", "1e300".into()),
+        ("nbf far ahead", format!("{}", exp + 3600)),
+    ] {
+        corpus.push((case.into(), with(format!(r#"{{"sub": "ada", "exp": {exp}, "nbf": {value}, "aud": "tandem"}}"#))));
+    }
+    for (case, aud) in [
+        ("aud array without ours", r#"["other", "another"]"#),
+        ("aud array of numbers", "[1, 2]"),
+        ("aud empty array", "[]"),
+        ("aud an object", r#"{"aud": "tandem"}"#),
+    ] {
+        corpus.push((case.into(), with(format!(r#"{{"sub": "ada", "exp": {exp}, "aud": {aud}}}"#))));
+    }
+    corpus.push((
+        "duplicate sub".into(),
+        with(format!(r#"{{"sub": "ada", "sub": "root", "exp": {exp}, "aud": "tandem"}}"#)),
+    ));
+    corpus
+        .push(("duplicate exp".into(), with(format!(r#"{{"sub": "ada", "exp": {exp}, "exp": 1, "aud": "tandem"}}"#))));
+    corpus.push(("sub not a string".into(), with(format!(r#"{{"sub": 7, "exp": {exp}, "aud": "tandem"}}"#))));
+    corpus.push(("claims not an object".into(), with("[1, 2, 3]".into())));
+    corpus.push(("claims not JSON".into(), with("not json".into())));
+    corpus.push(("8 KB of garbage".into(), "x".repeat(8 * 1024)));
+    let padding = "p".repeat(8 * 1024);
+    corpus.push((
+        "8 KB claims signed by another".into(),
+        raw_token(hs256, &format!(r#"{{"sub": "ada", "exp": {exp}, "aud": "tandem", "pad": "{padding}"}}"#), theirs),
+    ));
+    corpus.push(("two dots too many".into(), format!("{}.x.y", raw_token(hs256, &claims, ours))));
+    corpus.push(("header not base64".into(), format!("!!!.{}.sig", base64url::encode(claims.as_bytes()))));
+    for (case, token) in corpus {
+        assert_eq!(status(&app, &token).await, 401, "{case}");
+    }
+    // An aud array that names this service is one the RFC allows.
+    let listed = with(format!(r#"{{"sub": "ada", "exp": {exp}, "aud": ["other", "tandem"]}}"#));
+    assert_eq!(status(&app, &listed).await, 200);
+}
+
+async fn a_jwt_signed_with_the_public_key_as_a_secret_is_401(backend: Backend) {
+    let key = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rsa_public.pem");
+    let pem = std::fs::read(&key).unwrap();
+    let app = backend
+        .spawn_with(|s| {
+            s.jwt_secret = None;
+            s.jwt_public_key = Some(key);
+        })
+        .await;
+    let claims = format!(r#"{{"sub": "ada", "exp": {}}}"#, now() + 600);
+    // The classic confusion: the verifier's own public key used as an HMAC secret.
+    assert_eq!(status(&app, &raw_token(r#"{"alg": "HS256"}"#, &claims, &pem)).await, 401);
+    assert_eq!(status(&app, &raw_token(r#"{"alg": "HS256"}"#, &claims, pem.trim_ascii())).await, 401);
+    assert_eq!(status(&app, &tokens::rs256(&json!({"sub": "ada", "exp": now() + 600}))).await, 200);
+}
+
+/// A raw connection to the app, for requests no HTTP client would send.
+struct Wire(std::net::SocketAddr);
+
+impl Wire {
+    /// Writes `request` on a fresh connection and reads the answer's status line; the flag
+    /// tells whether the server then closed the connection.
+    fn exchange(&self, request: &[u8]) -> (String, bool) {
+        let mut stream = TcpStream::connect(self.0).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        stream.write_all(request).unwrap();
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 65536];
+        let closed = loop {
+            match stream.read(&mut buffer) {
+                Ok(0) => break true,
+                Ok(n) => answer.extend_from_slice(&buffer[..n]),
+                Err(_) => break false,
+            }
+        };
+        (String::from_utf8_lossy(&answer).lines().next().unwrap_or("").to_string(), closed)
+    }
+}
+
+/// `Content-Length` with `Transfer-Encoding` is read by the latter alone and the connection
+/// closes after its answer (RFC 9112 §6.3), so a request hidden behind it never runs; two
+/// `Content-Length`s are refused outright.
+async fn smuggling_shaped_requests_cannot_smuggle(backend: Backend) {
+    let app = backend.spawn().await;
+    let auth = format!("Authorization: Bearer {}\r\n", app.admin);
+    let user = |name: &str| format!(r#"{{"name": "{name}", "email": "{name}@example.com", "age": 36}}"#);
+    let (first, hidden) = (user("ada"), user("mallory"));
+    let smuggled = format!(
+        "POST /api/v2/users HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{hidden}",
+        hidden.len()
+    );
+    // A front end that trusts Content-Length (4) would see the chunked body as a second request.
+    let both = format!(
+        "POST /api/v2/users HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: 4\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{first}\r\n0\r\n\r\n{smuggled}",
+        first.len()
+    );
+    let two = format!(
+        "POST /api/v2/users HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\
+         Content-Length: 4\r\n\r\n{hidden}",
+        hidden.len()
+    );
+    let wire = Wire(app.addr);
+    let (both, two) =
+        tokio::task::spawn_blocking(move || (wire.exchange(both.as_bytes()), wire.exchange(two.as_bytes())))
+            .await
+            .unwrap();
+    assert_eq!(both, ("HTTP/1.1 201 Created".to_string(), true), "read by Transfer-Encoding, then closed");
+    assert_eq!(two, ("HTTP/1.1 400 Bad Request".to_string(), true), "two Content-Lengths");
+    let listed = app.get("/api/v2/users?email=mallory@example.com").await.json();
+    assert_eq!(listed["totalElements"], 0, "the hidden request never ran");
+    assert_eq!(app.user_count().await, 1);
+}
+
+async fn too_many_headers_or_too_long_a_url_is_431_or_414(backend: Backend) {
+    let app = backend.spawn().await;
+    let fake = Wire(app.addr);
+    let (many, long, fine) = tokio::task::spawn_blocking(move || {
+        let headers: String = (0..101).map(|i| format!("X-Header-{i}: a\r\n")).collect();
+        let many = fake.exchange(format!("GET /health/live HTTP/1.1\r\nHost: x\r\n{headers}\r\n").as_bytes());
+        let query = "a".repeat(16 * 1024);
+        let long = fake.exchange(format!("GET /api/v2/users?keyword={query} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes());
+        let fine = fake.exchange(b"GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        (many, long, fine)
+    })
+    .await
+    .unwrap();
+    assert_eq!(many.0, "HTTP/1.1 431 Request Header Fields Too Large");
+    assert_eq!(long, ("HTTP/1.1 414 URI Too Long".to_string(), true));
+    assert_eq!(fine.0, "HTTP/1.1 200 OK");
+    let problem =
+        crate::harness::send(app.client.get(app.url(&format!("/api/v2/users?keyword={}", "b".repeat(9000))))).await;
+    assert_eq!((problem.status, problem.json()["type"].clone()), (414, json!("/problems/uri-too-long")));
+}
