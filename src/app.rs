@@ -177,8 +177,17 @@ impl Application {
         // Not boxed: poem's server already calls it through one `dyn`; a second would box
         // every request's whole future again.
         let endpoint = http::stack(self.routes, self.state.clone());
-        let acceptor = http::linger::LingeringAcceptor(self.acceptor);
+        let settings = &self.state.settings;
+        let timeout = std::time::Duration::from_millis(settings.header_read_timeout_ms);
+        let guarded = http::guard::GuardedAcceptor::new(
+            self.acceptor,
+            settings.max_connections,
+            timeout,
+            self.state.connections.clone(),
+        );
+        let acceptor = http::linger::LingeringAcceptor(guarded);
         let served = Server::new_with_acceptor(acceptor)
+            .idle_timeout(std::time::Duration::from_millis(self.state.settings.idle_timeout_ms))
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
             .await;
         background.abort();

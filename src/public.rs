@@ -180,6 +180,24 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
         ("tandem_db_pool_max_connections", "gauge", "Database connections allowed.", f64::from(pool.max)),
         ("tandem_usage_buffered_rows", "gauge", "Usage rows not yet written.", state.usage.pending() as f64),
         (
+            "tandem_activity_buffered_rows",
+            "gauge",
+            "Client activity rows not yet written.",
+            state.activity.pending() as f64,
+        ),
+        (
+            "tandem_connections_open",
+            "gauge",
+            "HTTP connections open.",
+            state.connections.open.load(std::sync::atomic::Ordering::Relaxed) as f64,
+        ),
+        (
+            "tandem_connections_limit",
+            "gauge",
+            "HTTP connections allowed at once (TANDEM_MAX_CONNECTIONS).",
+            state.connections.limit.load(std::sync::atomic::Ordering::Relaxed) as f64,
+        ),
+        (
             "tandem_maintenance",
             "gauge",
             "1 while in maintenance mode.",

@@ -55,6 +55,14 @@ pub struct Settings {
     pub rate_limit: u32,
     /// `TANDEM_MAINTENANCE`: answer every API request 503.
     pub maintenance: bool,
+    /// `TANDEM_MAX_CONNECTIONS`: connections open at once; past it the rest wait unaccepted.
+    pub max_connections: usize,
+    /// `TANDEM_HEADER_READ_TIMEOUT_MS`: a request's headers must arrive within this of its first
+    /// byte, or the connection closes.
+    pub header_read_timeout_ms: u64,
+    /// `TANDEM_IDLE_TIMEOUT_MS`: a keep-alive connection with no traffic for this long closes,
+    /// giving its place among `TANDEM_MAX_CONNECTIONS` to the next.
+    pub idle_timeout_ms: u64,
     /// `TANDEM_DRAIN_SECONDS`: after SIGTERM, readiness answers 503 at once and the instance
     /// keeps serving this long, so load balancers stop sending before it stops accepting.
     pub drain_seconds: u64,
@@ -105,6 +113,9 @@ impl Default for Settings {
             rate_limit: 50,
             maintenance: false,
             drain_seconds: 5,
+            max_connections: 4096,
+            header_read_timeout_ms: 10_000,
+            idle_timeout_ms: 60_000,
             cors_origins: None,
         }
     }
@@ -158,6 +169,9 @@ impl Settings {
         anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.request_timeout_ms > 0, "TANDEM_REQUEST_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.db_pool_size > 0, "TANDEM_DB_POOL_SIZE must be positive");
+        anyhow::ensure!(self.max_connections > 0, "TANDEM_MAX_CONNECTIONS must be positive");
+        anyhow::ensure!(self.header_read_timeout_ms > 0, "TANDEM_HEADER_READ_TIMEOUT_MS must be positive");
+        anyhow::ensure!(self.idle_timeout_ms > 0, "TANDEM_IDLE_TIMEOUT_MS must be positive");
         if let Some(secret) = &self.jwt_secret {
             anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");
         }

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod boundary;
 pub mod cors;
 pub mod fixed;
+pub mod guard;
 pub mod idempotency;
 pub mod lazy_page;
 pub mod linger;

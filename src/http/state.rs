@@ -54,6 +54,8 @@ pub struct AppState {
     /// The brownouts operators set, refreshed from the store by every instance.
     pub brownouts: RwLock<Vec<Brownout>>,
     pub maintenance: Maintenance,
+    /// Open connections and their limit, counted by the acceptor.
+    pub connections: Arc<super::guard::Connections>,
     /// Set on SIGTERM: readiness answers 503 while the instance still serves (its drain).
     pub draining: std::sync::atomic::AtomicBool,
     pub rate_limiter: RateLimiter,
@@ -100,6 +102,7 @@ impl AppState {
             brownouts: RwLock::default(),
             maintenance,
             draining: Default::default(),
+            connections: Default::default(),
             rate_limiter,
             unmatched_route: Arc::from("unmatched"),
             cors,

@@ -22,6 +22,8 @@ crate::scenarios![
     a_jwt_signed_with_the_public_key_as_a_secret_is_401,
     smuggling_shaped_requests_cannot_smuggle,
     too_many_headers_or_too_long_a_url_is_431_or_414,
+    a_client_that_trickles_its_headers_is_cut_off,
+    a_thousand_idle_connections_are_held_within_the_limit,
 ];
 
 /// A token from raw header and claims JSON (duplicates and odd types included), HS256-signed
@@ -209,4 +211,107 @@ async fn too_many_headers_or_too_long_a_url_is_431_or_414(backend: Backend) {
     let problem =
         crate::harness::send(app.client.get(app.url(&format!("/api/v2/users?keyword={}", "b".repeat(9000))))).await;
     assert_eq!((problem.status, problem.json()["type"].clone()), (414, json!("/problems/uri-too-long")));
+}
+
+/// A client that trickles its headers (slowloris) is cut off after the header-read timeout,
+/// while other clients are served and a merely slow one, within the timeout, is too.
+async fn a_client_that_trickles_its_headers_is_cut_off(backend: Backend) {
+    let app = backend.spawn_with(|s| s.header_read_timeout_ms = 600).await;
+    let addr = app.addr;
+    let trickler = tokio::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let started = std::time::Instant::now();
+        stream.write_all(b"GET /health/live HTTP/1.1\r\nHost: x\r\n").unwrap();
+        while started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(100));
+            if stream.write_all(b"X-Slow: a\r\n").is_err() {
+                return started.elapsed();
+            }
+            let mut byte = [0u8; 1];
+            match stream.read(&mut byte) {
+                Ok(0) => return started.elapsed(),
+                Ok(_) => panic!("the trickler got an answer"),
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => return started.elapsed(),
+            }
+        }
+        panic!("still connected after 5 s");
+    });
+    let patient = tokio::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /health/live HTTP/1.1\r\nHost: x\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        stream.write_all(b"Connection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.lines().next().unwrap_or("").to_string()
+    });
+    for _ in 0..5 {
+        app.get("/api/v2/users").await.assert_status(200);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let cut_after = trickler.await.unwrap();
+    assert!((Duration::from_millis(500)..Duration::from_millis(2500)).contains(&cut_after), "cut after {cut_after:?}");
+    assert_eq!(patient.await.unwrap(), "HTTP/1.1 200 OK");
+}
+
+/// A thousand clients that connect, ask once and stay idle: the service holds at most
+/// TANDEM_MAX_CONNECTIONS of them at a time (the others wait unaccepted, costing it nothing),
+/// closes idle ones after TANDEM_IDLE_TIMEOUT_MS, and answers again once they are gone.
+async fn a_thousand_idle_connections_are_held_within_the_limit(backend: Backend) {
+    let app = backend
+        .spawn_with(|s| {
+            s.max_connections = 50;
+            s.idle_timeout_ms = 500;
+        })
+        .await;
+    let addr = app.addr;
+    let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+    // A thousand clients at once: each connects (as soon as the service lets it), asks once,
+    // never reads the answer, and holds the connection until told to stop.
+    let clients: Vec<_> = (0..1000)
+        .map(|_| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let stopped = stop.notified();
+                tokio::pin!(stopped);
+                tokio::select! {
+                    _ = &mut stopped => {}
+                    connected = tokio::net::TcpStream::connect(addr) => {
+                        let mut stream = connected.unwrap();
+                        let _ = stream.write_all(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n").await;
+                        stopped.await;
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (mut most, started) = (0, std::time::Instant::now());
+    while started.elapsed() < Duration::from_secs(2) {
+        most = most.max(app.state.connections.open.load(std::sync::atomic::Ordering::Relaxed));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Each open connection is one socket (a file descriptor) and its buffers on the service's
+    // side; the rest wait in the kernel. (This process's own descriptors also count the test's
+    // clients and other tests', so the service's count is read instead.)
+    assert!((1..=50).contains(&most), "at most the limit open at once: {most}");
+    stop.notify_waiters();
+    for client in clients {
+        client.await.unwrap();
+    }
+    let started = std::time::Instant::now();
+    loop {
+        let answer = tokio::time::timeout(
+            Duration::from_secs(1),
+            crate::harness::send(reqwest::Client::new().get(app.url("/health/live"))),
+        )
+        .await;
+        if matches!(answer, Ok(ref reply) if reply.status == 200) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the service never answered again");
+    }
 }

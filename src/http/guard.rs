@@ -1,0 +1,199 @@
+//! Connections a hostile client cannot hoard. At most `TANDEM_MAX_CONNECTIONS` are open at once:
+//! past that the service stops accepting (the kernel's backlog holds the rest) instead of
+//! spending memory and file descriptors on them. And a request's headers must arrive within
+//! `TANDEM_HEADER_READ_TIMEOUT_MS` of its first byte, or the connection closes: a client that
+//! trickles its headers (slowloris) holds nothing for long. poem's server sets neither.
+
+use std::{
+    io,
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use poem::{
+    http::uri::Scheme,
+    listener::Acceptor,
+    web::{LocalAddr, RemoteAddr},
+};
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    sync::{OwnedSemaphorePermit, Semaphore},
+    time::{Instant, Sleep},
+};
+
+/// What the guard counts, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct Connections {
+    pub open: AtomicUsize,
+    pub limit: AtomicUsize,
+}
+
+pub struct GuardedAcceptor<A> {
+    inner: A,
+    permits: Arc<Semaphore>,
+    header_timeout: Duration,
+    counts: Arc<Connections>,
+}
+
+impl<A> GuardedAcceptor<A> {
+    pub fn new(inner: A, max_connections: usize, header_timeout: Duration, counts: Arc<Connections>) -> Self {
+        counts.limit.store(max_connections, Ordering::Relaxed);
+        Self { inner, permits: Arc::new(Semaphore::new(max_connections)), header_timeout, counts }
+    }
+}
+
+impl<A: Acceptor> Acceptor for GuardedAcceptor<A> {
+    type Io = GuardedIo<A::Io>;
+
+    fn local_addr(&self) -> Vec<LocalAddr> {
+        self.inner.local_addr()
+    }
+
+    async fn accept(&mut self) -> io::Result<(Self::Io, LocalAddr, RemoteAddr, Scheme)> {
+        // Waits for a free slot before taking the next connection off the backlog.
+        let permit = self.permits.clone().acquire_owned().await.map_err(io::Error::other)?;
+        let (io, local, remote, scheme) = self.inner.accept().await?;
+        self.counts.open.fetch_add(1, Ordering::Relaxed);
+        let slot = Slot { _permit: permit, counts: self.counts.clone() };
+        Ok((GuardedIo::new(io, self.header_timeout, slot), local, remote, scheme))
+    }
+}
+
+/// A connection's place among the open ones, given back when it closes.
+struct Slot {
+    _permit: OwnedSemaphorePermit,
+    counts: Arc<Connections>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.counts.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Where a connection is in its current request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Between requests: nothing read since the last answer.
+    Idle,
+    /// Reading a request's headers, which must end (a blank line) by the deadline.
+    Headers,
+    /// Headers done: the body and the answer take as long as the request may.
+    Request,
+}
+
+pub struct GuardedIo<T> {
+    io: T,
+    timeout: Duration,
+    phase: Phase,
+    deadline: Pin<Box<Sleep>>,
+    /// The last bytes of headers read so far, to find `\r\n\r\n` across reads.
+    tail: [u8; 3],
+    _slot: Slot,
+}
+
+impl<T> GuardedIo<T> {
+    fn new(io: T, timeout: Duration, slot: Slot) -> Self {
+        let deadline = Box::pin(tokio::time::sleep(timeout));
+        Self { io, timeout, phase: Phase::Idle, deadline, tail: [0; 3], _slot: slot }
+    }
+
+    /// Follows the bytes just read: a request's first byte arms the deadline; the blank line
+    /// that ends its headers disarms it.
+    fn observe(&mut self, read: &[u8]) {
+        if read.is_empty() {
+            return;
+        }
+        if self.phase == Phase::Idle {
+            self.phase = Phase::Headers;
+            self.tail = [0; 3];
+            self.deadline.as_mut().reset(Instant::now() + self.timeout);
+        }
+        if self.phase != Phase::Headers {
+            return;
+        }
+        let mut window = Vec::with_capacity(3 + read.len().min(64 * 1024));
+        window.extend_from_slice(&self.tail);
+        window.extend_from_slice(read);
+        if memchr::memmem::find(&window, b"\r\n\r\n").is_some() {
+            self.phase = Phase::Request;
+        } else {
+            self.tail.copy_from_slice(&window[window.len() - 3..]);
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let before = buf.filled().len();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                this.observe(&buf.filled()[before..]);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending if this.phase == Phase::Headers && this.deadline.as_mut().poll(cx).is_ready() => {
+                Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "request headers took too long")))
+            }
+            other => other,
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        // An answer: whatever is read next is a new request.
+        self.phase = Phase::Idle;
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.phase = Phase::Idle;
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io() -> GuardedIo<()> {
+        let counts = Arc::new(Connections::default());
+        let permit = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
+        GuardedIo::new((), Duration::from_secs(1), Slot { _permit: permit, counts })
+    }
+
+    #[tokio::test]
+    async fn headers_end_at_a_blank_line_even_split_across_reads() {
+        let mut io = io();
+        io.observe(b"GET / HTTP/1.1\r\nHost: x\r");
+        assert_eq!(io.phase, Phase::Headers);
+        io.observe(b"\n\r");
+        assert_eq!(io.phase, Phase::Headers);
+        io.observe(b"\n");
+        assert_eq!(io.phase, Phase::Request);
+        io.observe(b"body bytes without a blank line");
+        assert_eq!(io.phase, Phase::Request);
+    }
+}
