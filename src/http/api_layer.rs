@@ -78,7 +78,8 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
         Some(Access::Client) => {
             // A client's view of its own migration: any valid token, rate limited.
             let caller = auth::authenticate(req, &state.verifier)?;
-            admit(&caller, state, &info).await?;
+            identify(&info, &caller);
+            admit(&caller, state).await?;
             req.extensions_mut().insert(caller);
             return Ok(None);
         }
@@ -101,8 +102,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     if let Err(gone) = refuse_if_gone(req, state, target.version, now) {
         // Refused before asking for a token; a valid one still tells the workbench who it was.
         if let (Some(_), Ok(caller)) = (info.refusal.get(), auth::authenticate(req, &state.verifier)) {
-            let _ = info.tenant.set(caller.tenant.clone());
-            let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+            identify(&info, &caller);
         }
         return Err(gone);
     }
@@ -115,8 +115,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     if policy.admin && !caller.is_admin() {
         return Err(ApiError::new(Kind::AdminRequired));
     }
-    let _ = info.tenant.set(caller.tenant.clone());
-    let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+    identify(&info, &caller);
     if let Some(brownout) = state.brownout_for(target.version, &caller.tenant, &caller.principal.subject, now) {
         let _ = info.refusal.set(Refusal::Brownout);
         let retry_after = (brownout.end - now).num_seconds().max(1);
@@ -124,17 +123,21 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
             .with_detail(target.version.to_string())
             .with_header("retry-after", retry_after.to_string()));
     }
-    admit(&caller, state, &info).await?;
+    admit(&caller, state).await?;
     req.extensions_mut().insert(caller);
     req.extensions_mut().insert(state.services.clone());
     body_limit::apply(req, limit, info.clone())?;
     Ok(target.vendor_type)
 }
 
-/// The rate limit of the caller's tenant and subject.
-async fn admit(caller: &Caller, state: &AppState, info: &RequestInfo) -> Result<(), ApiError> {
+/// Records who the request is from, for the log, usage and the workbench.
+fn identify(info: &RequestInfo, caller: &Caller) {
     let _ = info.tenant.set(caller.tenant.clone());
     let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+}
+
+/// The rate limit of the caller's tenant and subject.
+async fn admit(caller: &Caller, state: &AppState) -> Result<(), ApiError> {
     let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
     if decision.allowed {
         return Ok(());
