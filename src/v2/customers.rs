@@ -9,14 +9,13 @@ use poem_openapi::{
     param::{Header, Path, Query},
 };
 
-use super::query::{ListQuery, list_request};
+use super::query::{self, ListQuery, list_request};
 use crate::{
     core::{
         customer::BranchCode,
         customers::{CustomerFilter, Customers},
         fields::FieldError,
         paging::PageLimits,
-        search,
     },
     wire::{
         about::About,
@@ -100,10 +99,7 @@ impl CustomersApi {
                 None
             }),
         };
-        let keyword = search::keyword(keyword.0).unwrap_or_else(|rules| {
-            errors.extend(rules.into_iter().map(|rule| FieldError::parameter("keyword", rule)));
-            None
-        });
+        let keyword = query::keyword(keyword.0, &mut errors);
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }

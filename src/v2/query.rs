@@ -6,6 +6,7 @@ use crate::{
         fields::{FieldError, Rule},
         listing::{Direction, ListRequest, SortField, SortKey, Start},
         paging::PageLimits,
+        search,
     },
     wire::{error::ApiError, params::page_request},
 };
@@ -44,6 +45,14 @@ pub fn list_request<F: SortField>(
         Ok(request) if errors.is_empty() => Ok(request),
         _ => Err(ApiError::validation(errors)),
     }
+}
+
+/// `keyword`: the shared search rules, each broken one reported against v2's parameter name.
+pub fn keyword(raw: Option<String>, errors: &mut Vec<FieldError>) -> Option<String> {
+    search::keyword(raw).unwrap_or_else(|rules| {
+        errors.extend(rules.into_iter().map(|rule| FieldError::parameter("keyword", rule)));
+        None
+    })
 }
 
 /// `sort=<field>,<asc|desc>` values, applied in order; a field named twice counts once.

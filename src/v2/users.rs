@@ -10,7 +10,7 @@ use poem_openapi::{
 
 use super::{
     POLICY,
-    query::{ListQuery, list_request},
+    query::{self, ListQuery, list_request},
     wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2},
 };
 use crate::{
@@ -75,10 +75,7 @@ impl UsersApi {
         cursor: Query<Option<String>>,
     ) -> Result<UserPage, Fail> {
         let mut errors = Vec::new();
-        let keyword = search::keyword(keyword.0).unwrap_or_else(|rules| {
-            errors.extend(rules.into_iter().map(|rule| FieldError::parameter("keyword", rule)));
-            None
-        });
+        let keyword = query::keyword(keyword.0, &mut errors);
         if let Some(Err(rule)) = email.0.as_deref().map(search::filter_value) {
             errors.push(FieldError::parameter("email", rule));
         }
