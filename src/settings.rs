@@ -10,6 +10,8 @@ use figment::{
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
+use crate::core::paging::PageLimits;
+
 /// Everything the service reads at start. Secrets are wrapped so `Debug` never prints them.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -102,8 +104,8 @@ impl Default for Settings {
             vendor: "tandem".into(),
             default_version: 1,
             versions: BTreeMap::new(),
-            max_page_size: 100,
-            default_page_size: 20,
+            max_page_size: PageLimits::DEFAULT.max_size,
+            default_page_size: PageLimits::DEFAULT.default_size,
             max_body_bytes: 1_048_576,
             max_upload_bytes: 10_485_760,
             db_timeout_ms: 3000,

@@ -13,7 +13,7 @@ pub enum TenantError {
 }
 
 pub fn is_valid(raw: &str) -> bool {
-    (1..=63).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    crate::core::pattern::TENANT.matches(raw)
 }
 
 /// The header wins when the token allows it; else the token's tenant; else `default`.

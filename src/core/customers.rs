@@ -13,6 +13,7 @@ use crate::core::{
     idempotency::{Created, IdempotencyRecord},
     import::{ImportPlan, ImportReport, ImportStatus, MAX_LISTED_ERRORS, OnError, RowError, parse_csv},
     listing::{ListRequest, Listing, full_order},
+    pattern::{POSITIVE_ID, UUID},
 };
 
 /// Filters of a customers list.
@@ -165,15 +166,14 @@ fn conflict_error(conflict: Constraint) -> CoreError {
     }
 }
 
-/// An import id: a UUID.
+/// An import id: a hyphenated UUID ([`UUID`]).
 pub fn import_id(raw: &str) -> Result<Uuid, Rule> {
-    Uuid::try_parse(raw).map_err(|_| Rule::ExpectedUuid)
+    let parsed = UUID.matches(raw).then(|| Uuid::try_parse(raw).ok()).flatten();
+    parsed.ok_or(Rule::ExpectedUuid)
 }
 
-/// A customer id: a positive integer.
+/// A customer id: a positive integer ([`POSITIVE_ID`]).
 pub fn customer_id(raw: &str) -> Result<i64, Rule> {
-    match raw.parse::<i64>() {
-        Ok(id) if id > 0 => Ok(id),
-        _ => Err(Rule::ExpectedInteger),
-    }
+    let parsed = POSITIVE_ID.matches(raw).then(|| raw.parse::<i64>().ok()).flatten();
+    parsed.ok_or(Rule::ExpectedInteger)
 }

@@ -70,8 +70,10 @@ impl ImportStatus {
         }
     }
 
+    pub const ALL: [Self; 2] = [ImportStatus::Completed, ImportStatus::CompletedWithSkips];
+
     pub fn parse(raw: &str) -> Option<Self> {
-        [ImportStatus::Completed, ImportStatus::CompletedWithSkips].into_iter().find(|s| s.as_str() == raw)
+        Self::ALL.into_iter().find(|s| s.as_str() == raw)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod import;
 pub mod listing;
 pub mod paging;
 pub mod patch;
+pub mod pattern;
 pub mod search;
 pub mod services;
 pub mod storage;

@@ -16,13 +16,21 @@ pub struct PageLimits {
     pub max_size: u32,
 }
 
+impl PageLimits {
+    /// The limits when the operator sets none; the OpenAPI documents state these.
+    pub const DEFAULT: PageLimits = PageLimits { default_size: 20, max_size: 100 };
+}
+
+/// The highest page index a client may ask for.
+pub const MAX_PAGE_INDEX: i64 = u32::MAX as i64;
+
 impl PageRequest {
     /// A 0-based page index: absent is 0.
     pub fn index(raw: Option<i64>) -> Result<u64, Rule> {
         match raw {
             None => Ok(0),
             Some(p) if p < 0 => Err(Rule::Min { min: 0 }),
-            Some(p) if p > i64::from(u32::MAX) => Err(Rule::Max { max: i64::from(u32::MAX) }),
+            Some(p) if p > MAX_PAGE_INDEX => Err(Rule::Max { max: MAX_PAGE_INDEX }),
             Some(p) => Ok(p as u64),
         }
     }

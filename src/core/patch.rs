@@ -51,9 +51,11 @@ pub fn apply(
             let operations: json_patch::Patch = serde_json::from_value(operations.clone())
                 .map_err(|_| CoreError::Validation(vec![FieldError::body("", Rule::Invalid)]))?;
             check_targets(&operations, writable, protected)?;
+            // A well-formed operation the record's current state cannot take (removing a field
+            // that is already gone): 422, like a result that breaks a rule.
             json_patch::patch(&mut result, &operations).map_err(|err| match err.kind {
                 json_patch::PatchErrorKind::TestFailed => CoreError::Conflict(Conflict::PatchTestFailed),
-                _ => CoreError::Validation(vec![FieldError {
+                _ => CoreError::PatchResultInvalid(vec![FieldError {
                     location: Location::Body(format!("/{}", err.operation)),
                     rule: Rule::Invalid,
                 }]),

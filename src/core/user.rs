@@ -6,6 +6,7 @@ use uuid::Uuid;
 use crate::core::{
     fields::{FieldError, Location, ObjectReader, Rule},
     listing::{Key, KeyKind, SortField},
+    pattern::USER_REF,
 };
 
 pub const NAME_MAX: usize = 200;
@@ -145,11 +146,15 @@ pub enum UserRef {
 }
 
 impl UserRef {
+    /// Exactly what [`USER_REF`] matches, which the documents publish.
     pub fn parse(raw: &str) -> Result<Self, Rule> {
-        if let Ok(id) = raw.parse::<i64>() {
-            return if id > 0 { Ok(Self::Id(id)) } else { Err(Rule::InvalidId) };
+        if !USER_REF.matches(raw) {
+            return Err(Rule::InvalidId);
         }
-        Uuid::try_parse(raw).map(Self::Uuid).map_err(|_| Rule::InvalidId)
+        match raw.parse::<i64>() {
+            Ok(id) => Ok(Self::Id(id)),
+            Err(_) => Uuid::try_parse(raw).map(Self::Uuid).map_err(|_| Rule::InvalidId),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::core::storage::{Constraint, NewUser, Store, StoreError, UserList};
 use crate::core::{
     CoreError,
     error::Conflict,
-    fields::{FieldError, ObjectReader},
+    fields::{FieldError, Location, ObjectReader},
     idempotency::{Created, IdempotencyRecord},
     listing::{ListRequest, Listing, full_order},
     patch::{self, Patch},
@@ -157,8 +157,11 @@ impl Users {
             patch::apply(&current.writable_document(), patch, &USER_FIELDS, &PROTECTED_FIELDS, policy.strict)?;
         let reader = ObjectReader::new(&document).map_err(|e| CoreError::PatchResultInvalid(vec![e]))?;
         let fields = UserFields::read(reader, policy.age_required).map_err(|errors| match patch {
-            Patch::Merge(_) => CoreError::Validation(errors),
-            Patch::Json(_) => CoreError::PatchResultInvalid(errors),
+            // An error about a field the patch names is the body's (400). One about a field it
+            // left alone is the stored record's, such as a v1 user without an age patched
+            // through v2: the result breaks a rule the body could not (422).
+            Patch::Merge(body) if errors.iter().any(|e| names_field(body, e)) => CoreError::Validation(errors),
+            _ => CoreError::PatchResultInvalid(errors),
         })?;
         let now = Utc::now().trunc_subsecs(0);
         let updated =
@@ -186,4 +189,9 @@ impl Users {
             Err(err) => err.into(),
         }
     }
+}
+
+/// Whether a merge patch names the body field an error points at.
+fn names_field(patch: &Value, error: &FieldError) -> bool {
+    matches!(&error.location, Location::Body(pointer) if patch.get(pointer.trim_start_matches('/')).is_some())
 }

@@ -61,7 +61,7 @@ impl Version {
             number,
             style,
             endpoint: service().map_to_response().boxed(),
-            document: service().spec(),
+            document: crate::wire::openapi::complete(&service().spec()),
             docs_page: Box::new(move || service().swagger_ui_html()),
             legacy: &[],
             resources: &[],

@@ -24,9 +24,8 @@ pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 /// Headers that describe a stored response; per-request ones (date, correlation id) are not kept.
 const KEPT_HEADERS: [&str; 4] = ["content-type", "location", "etag", "content-language"];
 
-/// 1 to 255 printable ASCII characters.
 pub fn is_valid_key(key: &str) -> bool {
-    (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x20..=0x7e).contains(&b))
+    crate::core::pattern::IDEMPOTENCY_KEY.matches(key)
 }
 
 /// Runs `next` at most once per key: claims it, runs, keeps the response (not a 5xx) for 24 h.

@@ -14,13 +14,17 @@ use crate::{
     wire::{
         about::About,
         context::RequestInfo,
+        documented::{Documented, SortFieldName},
         envelope::Page,
         error::{ApiError, docs::LegacyErrorDoc, failure::Failure},
         json::Json,
         keyed::{Keyed, created},
-        params::{import_id, page_request},
+        params::{
+            BranchCodeRequired, IdempotencyKeyHeader, ImportIdParam, PageIndex, PageSize, import_id, page_request,
+        },
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
+        tags::ApiTags,
         upload::CsvUpload,
     },
 };
@@ -85,28 +89,33 @@ pub struct CustomersApi;
 #[OpenApi]
 impl CustomersApi {
     /// List customers, sorted ascending by `sortBy`.
-    #[oai(path = "/customers", method = "get", operation_id = "listCustomers")]
+    #[oai(path = "/customers", method = "get", operation_id = "listCustomers", tag = "ApiTags::Customers")]
     async fn list(
         &self,
         auth: BearerAuth,
         customers: Customers,
         limits: PageLimits,
         /// Zero-based page index (default 0).
-        page: Query<Option<i64>>,
+        page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
-        size: Query<Option<i64>>,
+        size: Query<PageSize>,
         /// id, customerNumber, name, email, phone, branchCode or createdDate (default id).
         #[oai(name = "sortBy")]
-        sort_by: Query<Option<String>>,
+        sort_by: Query<Documented<Option<String>, SortFieldName<CustomerSort>>>,
     ) -> Result<CustomerPage, Fail> {
         let filter = CustomerFilter::default();
-        let request = request(limits, page.0, size.0, sort_by.0, &filter)?;
+        let request = request(limits, *page.0, *size.0, sort_by.0.into_inner(), &filter)?;
         let listing = customers.list(&auth.0.tenant, request, filter).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 
     /// List the customers of one branch, by id.
-    #[oai(path = "/customers/branch/", method = "get", operation_id = "listBranchCustomers")]
+    #[oai(
+        path = "/customers/branch/",
+        method = "get",
+        operation_id = "listBranchCustomers",
+        tag = "ApiTags::Customers"
+    )]
     async fn branch(
         &self,
         auth: BearerAuth,
@@ -114,22 +123,22 @@ impl CustomersApi {
         limits: PageLimits,
         /// The branch: 1 to 10 digits.
         #[oai(name = "branchCode")]
-        branch_code: Query<Option<String>>,
+        branch_code: Query<BranchCodeRequired>,
         /// Zero-based page index (default 0).
-        page: Query<Option<i64>>,
+        page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
-        size: Query<Option<i64>>,
+        size: Query<PageSize>,
     ) -> Result<CustomerPage, Fail> {
         let branch = BranchCode::parse(branch_code.0.as_deref().unwrap_or(""))
             .map_err(|rule| ApiError::validation(vec![FieldError::parameter("branchCode", rule)]))?;
         let filter = CustomerFilter { branch_code: Some(branch.as_str().to_string()), keyword: None };
-        let request = request(limits, page.0, size.0, None, &filter)?;
+        let request = request(limits, *page.0, *size.0, None, &filter)?;
         let listing = customers.list(&auth.0.tenant, request, filter).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 
     /// Import customers from a CSV file (admin only).
-    #[oai(path = "/upload", method = "post", operation_id = "uploadCustomers")]
+    #[oai(path = "/upload", method = "post", operation_id = "uploadCustomers", tag = "ApiTags::Imports")]
     async fn upload(
         &self,
         auth: BearerAuth,
@@ -137,7 +146,7 @@ impl CustomersApi {
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and upload get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
-        _idempotency_key: Header<Option<String>>,
+        _idempotency_key: Header<IdempotencyKeyHeader>,
         keyed: Keyed,
         upload: CsvUpload,
     ) -> Result<About<ImportCreated>, Fail> {
@@ -147,13 +156,13 @@ impl CustomersApi {
     }
 
     /// The report of one import (admin only).
-    #[oai(path = "/imports/:id", method = "get", operation_id = "getImport")]
+    #[oai(path = "/imports/:id", method = "get", operation_id = "getImport", tag = "ApiTags::Imports")]
     async fn report(
         &self,
         auth: BearerAuth,
         customers: Customers,
         info: Data<&Arc<RequestInfo>>,
-        id: Path<String>,
+        id: Path<ImportIdParam>,
     ) -> Result<About<ImportReportResponse>, Fail> {
         let report = customers.report(&auth.0.tenant, import_id(&id)?).await?;
         let id = report.id;

@@ -23,10 +23,11 @@ use crate::{
         json::Json,
         keyed::{Keyed, created},
         links::{page_links, wants_minimal},
-        params::{page_request, user_id},
+        params::{IdempotencyKeyHeader, PageIndex, PageSize, UserIdParam, page_request, user_id},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         shapes::JsonPatchOperation,
+        tags::ApiTags,
     },
 };
 
@@ -48,7 +49,7 @@ pub struct UsersApi;
 impl UsersApi {
     /// List users, ordered by id.
     #[allow(clippy::too_many_arguments)]
-    #[oai(path = "/users", method = "get", operation_id = "listUsers")]
+    #[oai(path = "/users", method = "get", operation_id = "listUsers", tag = "ApiTags::Users")]
     async fn list(
         &self,
         auth: BearerAuth,
@@ -56,14 +57,14 @@ impl UsersApi {
         limits: PageLimits,
         info: Data<&Arc<RequestInfo>>,
         /// Zero-based page index (default 0).
-        page: Query<Option<i64>>,
+        page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
-        size: Query<Option<i64>>,
+        size: Query<PageSize>,
         original: &poem::Request,
     ) -> Result<UserList, Fail> {
         // v1 lists are always id order, always counted.
         let mut errors = Vec::new();
-        let page = page_request(page.0, size.0, limits, &mut errors);
+        let page = page_request(*page.0, *size.0, limits, &mut errors);
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }
@@ -76,15 +77,15 @@ impl UsersApi {
     }
 
     /// Read one user by integer id or UUID.
-    #[oai(path = "/users/:id", method = "get", operation_id = "getUser")]
-    async fn get(&self, auth: BearerAuth, users: Users, id: Path<String>) -> Result<About<OneUser>, Fail> {
+    #[oai(path = "/users/:id", method = "get", operation_id = "getUser", tag = "ApiTags::Users")]
+    async fn get(&self, auth: BearerAuth, users: Users, id: Path<UserIdParam>) -> Result<About<OneUser>, Fail> {
         let user = users.get(&auth.0.tenant, user_id(&id)?).await?;
         let uuid = user.uuid;
         Ok(About::new(OneUser::Ok(Json(user.into())), uuid))
     }
 
     /// Create a user.
-    #[oai(path = "/users", method = "post", operation_id = "createUser")]
+    #[oai(path = "/users", method = "post", operation_id = "createUser", tag = "ApiTags::Users")]
     async fn create(
         &self,
         auth: BearerAuth,
@@ -92,7 +93,7 @@ impl UsersApi {
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and request get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
-        _idempotency_key: Header<Option<String>>,
+        _idempotency_key: Header<IdempotencyKeyHeader>,
         keyed: Keyed,
         body: JsonBody<UserInputV1>,
     ) -> Result<About<CreatedUser>, Fail> {
@@ -104,12 +105,12 @@ impl UsersApi {
     }
 
     /// Replace a user's name, e-mail and age.
-    #[oai(path = "/users/:id", method = "put", operation_id = "replaceUser")]
+    #[oai(path = "/users/:id", method = "put", operation_id = "replaceUser", tag = "ApiTags::Users")]
     async fn replace(
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<String>,
+        id: Path<UserIdParam>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
@@ -122,12 +123,12 @@ impl UsersApi {
     }
 
     /// Change some fields: a merge patch (RFC 7396) or a JSON Patch (RFC 6902).
-    #[oai(path = "/users/:id", method = "patch", operation_id = "patchUser")]
+    #[oai(path = "/users/:id", method = "patch", operation_id = "patchUser", tag = "ApiTags::Users")]
     async fn patch(
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<String>,
+        id: Path<UserIdParam>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
@@ -139,8 +140,8 @@ impl UsersApi {
     }
 
     /// Delete a user (admin only, checked before the request reaches here).
-    #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
-    async fn delete(&self, auth: BearerAuth, users: Users, id: Path<String>) -> Result<DeletedUser, Fail> {
+    #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser", tag = "ApiTags::Users")]
+    async fn delete(&self, auth: BearerAuth, users: Users, id: Path<UserIdParam>) -> Result<DeletedUser, Fail> {
         users.delete(&auth.0.tenant, user_id(&id)?, None).await?;
         Ok(DeletedUser::NoContent)
     }

@@ -1,46 +1,65 @@
 //! v1's wire shapes.
 
-use poem_openapi::{ApiResponse, Object};
+use poem_openapi::{ApiResponse, Object, types::Example};
 use serde::Serialize;
 
-use crate::{core::user::User, wire::json::Json};
+use crate::{
+    core::user::User,
+    wire::{
+        documented::{Documented, ReadOnly},
+        fields::{AgeField, EmailField, NameField},
+        json::Json,
+    },
+};
 
 /// A user as v1 shows it: the integer id and the name, nothing else.
 #[derive(Object, Serialize)]
 #[oai(rename = "User")]
 pub struct UserV1 {
-    pub id: i64,
+    pub id: Documented<i64, ReadOnly>,
     pub name: String,
 }
 
 impl From<User> for UserV1 {
     fn from(user: User) -> Self {
-        Self { id: user.id, name: user.name }
+        Self { id: Documented::new(user.id), name: user.name }
     }
 }
 
 /// The create and replace body. Unknown fields are ignored; internal ones are never applied.
 #[derive(Object)]
-#[oai(rename = "UserInput")]
+#[oai(rename = "UserInput", example)]
 pub struct UserInputV1 {
     /// Not blank after trimming.
-    #[oai(validator(max_length = 200))]
-    pub name: String,
+    pub name: NameField,
     /// A valid address, unique per tenant ignoring case.
-    #[oai(validator(max_length = 254))]
-    pub email: String,
-    /// Optional; stored as null when absent.
-    #[oai(validator(minimum(value = "18")))]
-    pub age: Option<i32>,
+    pub email: EmailField,
+    /// Optional; stored as null when absent or null.
+    #[oai(nullable)]
+    pub age: Option<AgeField>,
 }
 
-/// A merge patch (RFC 7396): absent leaves a field alone, `null` clears it.
+impl Example for UserInputV1 {
+    fn example() -> Self {
+        let age = Some(Documented::new(36));
+        Self { name: Documented::new("Ada Lovelace".into()), email: Documented::new("ada@example.com".into()), age }
+    }
+}
+
+/// A merge patch (RFC 7396): absent leaves a field alone; `null` clears `age`.
 #[derive(Object)]
-#[oai(rename = "UserMergePatch")]
+#[oai(rename = "UserMergePatch", example)]
 pub struct UserMergePatchV1 {
-    pub name: Option<String>,
-    pub email: Option<String>,
-    pub age: Option<i32>,
+    pub name: Option<NameField>,
+    pub email: Option<EmailField>,
+    #[oai(nullable)]
+    pub age: Option<AgeField>,
+}
+
+impl Example for UserMergePatchV1 {
+    fn example() -> Self {
+        Self { name: None, email: Some(Documented::new("ada@lovelace.example".into())), age: None }
+    }
 }
 
 #[derive(ApiResponse)]

@@ -9,10 +9,10 @@ use poem_openapi::{
     param::{Header, Path, Query},
 };
 
-use super::query::{self, ListQuery, list_request};
+use super::query::{self, ListQuery, SortParam, list_request};
 use crate::{
     core::{
-        customer::BranchCode,
+        customer::{BranchCode, CustomerSort},
         customers::{CustomerFilter, Customers},
         fields::FieldError,
         paging::PageLimits,
@@ -24,9 +24,13 @@ use crate::{
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         json::Json,
         keyed::{Keyed, created},
-        params::{customer_id, import_id},
+        params::{
+            BranchCodeFilter, CustomerIdParam, IdempotencyKeyHeader, ImportIdParam, KeywordParam, PageIndex, PageSize,
+            customer_id, import_id,
+        },
         security::BearerAuth,
         shapes::{CustomerBody, ImportReportBody},
+        tags::ApiTags,
         upload::CsvUpload,
     },
 };
@@ -68,47 +72,47 @@ pub struct CustomersApi;
 impl CustomersApi {
     /// List customers: a page with exact totals, or (`count=false`, `cursor`) a keyset slice.
     #[allow(clippy::too_many_arguments)]
-    #[oai(path = "/customers", method = "get", operation_id = "listCustomers")]
+    #[oai(path = "/customers", method = "get", operation_id = "listCustomers", tag = "ApiTags::Customers")]
     async fn list(
         &self,
         auth: BearerAuth,
         customers: Customers,
         limits: PageLimits,
         /// Zero-based page index (default 0); not with `cursor`.
-        page: Query<Option<i64>>,
+        page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
-        size: Query<Option<i64>>,
+        size: Query<PageSize>,
         /// `<field>,<asc|desc>`, repeatable, applied in order; `id` ascending breaks ties. Fields:
         /// id, customerNumber, name, email, phone, branchCode, createdDate.
-        sort: Query<Option<Vec<String>>>,
+        sort: Query<Option<Vec<SortParam<CustomerSort>>>>,
         /// Only this branch: 1 to 10 digits.
         #[oai(name = "branchCode")]
-        branch_code: Query<Option<String>>,
+        branch_code: Query<BranchCodeFilter>,
         /// Case-insensitive text searched in name, e-mail and customer number.
-        keyword: Query<Option<String>>,
+        keyword: Query<KeywordParam>,
         /// `false`: a slice without totals, with `nextCursor`.
         count: Query<Option<bool>>,
         /// The `nextCursor` of the previous slice, with the same sort and filters.
         cursor: Query<Option<String>>,
     ) -> Result<CustomerPage, Fail> {
         let mut errors = Vec::new();
-        let branch_code = match branch_code.0.as_deref() {
+        let branch_code = match branch_code.as_deref() {
             None => None,
             Some(raw) => BranchCode::parse(raw).map(|b| Some(b.as_str().to_string())).unwrap_or_else(|rule| {
                 errors.push(FieldError::parameter("branchCode", rule));
                 None
             }),
         };
-        let keyword = query::keyword(keyword.0, &mut errors);
+        let keyword = query::keyword(keyword.0.into_inner(), &mut errors);
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }
         let filter = CustomerFilter { branch_code, keyword };
         let parts = filter.fingerprint_parts();
         let query = ListQuery {
-            page: page.0,
-            size: size.0,
-            sort: sort.0.unwrap_or_default(),
+            page: *page.0,
+            size: *size.0,
+            sort: query::sort_values(sort.0),
             count: count.0,
             cursor: cursor.0,
         };
@@ -118,14 +122,19 @@ impl CustomersApi {
     }
 
     /// Read one customer.
-    #[oai(path = "/customers/:id", method = "get", operation_id = "getCustomer")]
-    async fn get(&self, auth: BearerAuth, customers: Customers, id: Path<String>) -> Result<OneCustomer, Fail> {
+    #[oai(path = "/customers/:id", method = "get", operation_id = "getCustomer", tag = "ApiTags::Customers")]
+    async fn get(
+        &self,
+        auth: BearerAuth,
+        customers: Customers,
+        id: Path<CustomerIdParam>,
+    ) -> Result<OneCustomer, Fail> {
         let customer = customers.get(&auth.0.tenant, customer_id(&id)?).await?;
         Ok(OneCustomer::Ok(Json(customer.into())))
     }
 
     /// Import customers from a CSV file (admin only).
-    #[oai(path = "/customers/imports", method = "post", operation_id = "importCustomers")]
+    #[oai(path = "/customers/imports", method = "post", operation_id = "importCustomers", tag = "ApiTags::Imports")]
     async fn import(
         &self,
         auth: BearerAuth,
@@ -133,7 +142,7 @@ impl CustomersApi {
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and upload get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
-        _idempotency_key: Header<Option<String>>,
+        _idempotency_key: Header<IdempotencyKeyHeader>,
         keyed: Keyed,
         upload: CsvUpload,
     ) -> Result<About<ImportCreated>, Fail> {
@@ -143,13 +152,13 @@ impl CustomersApi {
     }
 
     /// The report of one import (admin only).
-    #[oai(path = "/customers/imports/:id", method = "get", operation_id = "getImport")]
+    #[oai(path = "/customers/imports/:id", method = "get", operation_id = "getImport", tag = "ApiTags::Imports")]
     async fn report(
         &self,
         auth: BearerAuth,
         customers: Customers,
         info: Data<&Arc<RequestInfo>>,
-        id: Path<String>,
+        id: Path<ImportIdParam>,
     ) -> Result<About<ImportReportResponse>, Fail> {
         let report = customers.report(&auth.0.tenant, import_id(&id)?).await?;
         let id = report.id;

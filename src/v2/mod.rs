@@ -9,7 +9,11 @@ mod wire;
 
 use poem_openapi::OpenApiService;
 
-use crate::{core::users::BodyPolicy, dispatch::Version, wire::error::render::BodyStyle};
+use crate::{
+    core::users::BodyPolicy,
+    dispatch::Version,
+    wire::{error::render::BodyStyle, openapi},
+};
 
 /// v2 refuses unknown fields and requires `age`.
 const POLICY: BodyPolicy = BodyPolicy { strict: true, age_required: true };
@@ -24,7 +28,10 @@ pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), (
 }
 
 pub fn version() -> Version {
+    let built = Version::new(2, BodyStyle::Problem, service);
     Version {
+        // v2 reads bodies strictly (`POLICY`): its documents say so.
+        document: openapi::close_request_bodies(&built.document),
         // Legacy paths v2 serves when a request names version 2 on them.
         legacy: &[
             ("/users", "/users"),
@@ -37,6 +44,6 @@ pub fn version() -> Version {
         admin_only: &["deleteUser", "importCustomers", "getImport"],
         changes: include_str!("../../versions/v2/changes.json"),
         checks_predecessor: Some(exposure::check),
-        ..Version::new(2, BodyStyle::Problem, service)
+        ..built
     }
 }

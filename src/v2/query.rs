@@ -1,6 +1,11 @@
 //! v2's list parameters: `page`, `size`, repeatable `sort=<field>,<asc|desc>`, `count=false` for
 //! a slice, and `cursor` for the next slice.
 
+use std::marker::PhantomData;
+
+use poem_openapi::registry::MetaSchema;
+use serde_json::Value;
+
 use crate::{
     core::{
         fields::{FieldError, Rule},
@@ -8,8 +13,32 @@ use crate::{
         paging::PageLimits,
         search,
     },
-    wire::{error::ApiError, params::page_request},
+    wire::{
+        documented::{Documented, Rules},
+        error::ApiError,
+        params::page_request,
+    },
 };
+
+/// One `sort` value: `<field>`, `<field>,asc` or `<field>,desc`.
+pub type SortParam<F> = Documented<String, SortValue<F>>;
+
+/// The `sort` values of `F` as an `enum`: what [`parse_sort`] reads (it also forgives spaces
+/// and the case of the direction).
+pub struct SortValue<F>(PhantomData<F>);
+
+impl<F: SortField> Rules for SortValue<F> {
+    fn document(schema: &mut MetaSchema) {
+        let names = F::ALL.iter().map(|f| f.name());
+        let values = names.flat_map(|name| [name.to_string(), format!("{name},asc"), format!("{name},desc")]);
+        schema.enum_items = values.map(Value::from).collect();
+    }
+}
+
+/// The `sort` values as the parser takes them.
+pub fn sort_values<F>(values: Option<Vec<SortParam<F>>>) -> Vec<String> {
+    values.unwrap_or_default().into_iter().map(Documented::into_inner).collect()
+}
 
 pub struct ListQuery {
     pub page: Option<i64>,

@@ -10,7 +10,7 @@ use poem_openapi::{
 
 use super::{
     POLICY,
-    query::{self, ListQuery, list_request},
+    query::{self, ListQuery, SortParam, list_request},
     wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2},
 };
 use crate::{
@@ -18,7 +18,7 @@ use crate::{
         fields::FieldError,
         paging::PageLimits,
         search,
-        user::User,
+        user::{User, UserSort},
         users::{UserFilter, Users},
     },
     wire::{
@@ -30,10 +30,11 @@ use crate::{
         json::Json,
         keyed::{Keyed, created},
         links::wants_minimal,
-        params::user_id,
+        params::{FilterParam, IdempotencyKeyHeader, KeywordParam, PageIndex, PageSize, UserIdParam, user_id},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
         shapes::JsonPatchOperation,
+        tags::ApiTags,
     },
 };
 
@@ -52,42 +53,42 @@ pub struct UsersApi;
 impl UsersApi {
     /// List users: a page with totals, or (`count=false`, `cursor`) a keyset slice.
     #[allow(clippy::too_many_arguments)]
-    #[oai(path = "/users", method = "get", operation_id = "listUsers")]
+    #[oai(path = "/users", method = "get", operation_id = "listUsers", tag = "ApiTags::Users")]
     async fn list(
         &self,
         auth: BearerAuth,
         users: Users,
         limits: PageLimits,
         /// Zero-based page index (default 0); not with `cursor`.
-        page: Query<Option<i64>>,
+        page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
-        size: Query<Option<i64>>,
+        size: Query<PageSize>,
         /// `<field>,<asc|desc>`, repeatable, applied in order; `id` ascending breaks ties.
         /// Fields: id, name, email, age, createdAt, updatedAt.
-        sort: Query<Option<Vec<String>>>,
+        sort: Query<Option<Vec<SortParam<UserSort>>>>,
         /// Case-insensitive text searched in name and e-mail.
-        keyword: Query<Option<String>>,
+        keyword: Query<KeywordParam>,
         /// Exact e-mail address, ignoring case.
-        email: Query<Option<String>>,
+        email: Query<FilterParam>,
         /// `false`: a slice without totals, with `nextCursor`.
         count: Query<Option<bool>>,
         /// The `nextCursor` of the previous slice, with the same sort and filters.
         cursor: Query<Option<String>>,
     ) -> Result<UserPage, Fail> {
         let mut errors = Vec::new();
-        let keyword = query::keyword(keyword.0, &mut errors);
-        if let Some(Err(rule)) = email.0.as_deref().map(search::filter_value) {
+        let keyword = query::keyword(keyword.0.into_inner(), &mut errors);
+        if let Some(Err(rule)) = email.as_deref().map(search::filter_value) {
             errors.push(FieldError::parameter("email", rule));
         }
         if !errors.is_empty() {
             return Err(ApiError::validation(errors).into());
         }
-        let filter = UserFilter { email: email.0.filter(|e| !e.is_empty()), keyword };
+        let filter = UserFilter { email: email.0.into_inner().filter(|e| !e.is_empty()), keyword };
         let parts = filter.fingerprint_parts();
         let query = ListQuery {
-            page: page.0,
-            size: size.0,
-            sort: sort.0.unwrap_or_default(),
+            page: *page.0,
+            size: *size.0,
+            sort: query::sort_values(sort.0),
             count: count.0,
             cursor: cursor.0,
         };
@@ -97,12 +98,12 @@ impl UsersApi {
     }
 
     /// Read one user by UUID (or integer id, as a migration aid).
-    #[oai(path = "/users/:id", method = "get", operation_id = "getUser")]
+    #[oai(path = "/users/:id", method = "get", operation_id = "getUser", tag = "ApiTags::Users")]
     async fn get(
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<String>,
+        id: Path<UserIdParam>,
         /// An ETag you hold: 304 when it is still current.
         #[oai(name = "If-None-Match")]
         if_none_match: Header<Option<String>>,
@@ -116,7 +117,7 @@ impl UsersApi {
     }
 
     /// Create a user.
-    #[oai(path = "/users", method = "post", operation_id = "createUser")]
+    #[oai(path = "/users", method = "post", operation_id = "createUser", tag = "ApiTags::Users")]
     async fn create(
         &self,
         auth: BearerAuth,
@@ -124,7 +125,7 @@ impl UsersApi {
         info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and request get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
-        _idempotency_key: Header<Option<String>>,
+        _idempotency_key: Header<IdempotencyKeyHeader>,
         keyed: Keyed,
         body: JsonBody<UserInputV2>,
     ) -> Result<About<CreatedUser>, Fail> {
@@ -136,12 +137,12 @@ impl UsersApi {
     }
 
     /// Replace a user's name, e-mail and age.
-    #[oai(path = "/users/:id", method = "put", operation_id = "replaceUser")]
+    #[oai(path = "/users/:id", method = "put", operation_id = "replaceUser", tag = "ApiTags::Users")]
     async fn replace(
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<String>,
+        id: Path<UserIdParam>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,
@@ -157,12 +158,12 @@ impl UsersApi {
     }
 
     /// Change some fields: a merge patch (RFC 7396) or a JSON Patch (RFC 6902).
-    #[oai(path = "/users/:id", method = "patch", operation_id = "patchUser")]
+    #[oai(path = "/users/:id", method = "patch", operation_id = "patchUser", tag = "ApiTags::Users")]
     async fn patch(
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<String>,
+        id: Path<UserIdParam>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,
@@ -178,12 +179,12 @@ impl UsersApi {
     }
 
     /// Delete a user (admin only, checked before the request reaches here).
-    #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
+    #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser", tag = "ApiTags::Users")]
     async fn delete(
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<String>,
+        id: Path<UserIdParam>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,

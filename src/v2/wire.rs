@@ -1,13 +1,18 @@
 //! v2's wire shapes.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use poem_openapi::{ApiResponse, Object};
+use poem_openapi::{ApiResponse, Object, types::Example};
 use serde::Serialize;
 use uuid::Uuid;
 
 use crate::{
     core::user::User,
-    wire::{envelope::Page, json::Json},
+    wire::{
+        documented::{Documented, Nullable, ReadOnly},
+        envelope::Page,
+        fields::{AgeField, EmailField, EmailOut, NameField, Timestamp},
+        json::Json,
+    },
 };
 
 /// A user as v2 shows it.
@@ -15,17 +20,17 @@ use crate::{
 #[oai(rename = "User", rename_all = "camelCase")]
 #[serde(rename_all = "camelCase")]
 pub struct UserV2 {
-    pub id: Uuid,
+    pub id: Documented<Uuid, ReadOnly>,
     pub name: String,
-    pub email: String,
+    pub email: EmailOut,
     /// Null for users created through v1 without an age.
-    pub age: Option<i32>,
+    pub age: Nullable<i32>,
     /// RFC 3339, UTC, with `Z`.
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// RFC 3339, UTC, with `Z`.
-    pub updated_at: String,
+    pub updated_at: Timestamp,
     /// Increases with every change; the ETag is this number in quotes.
-    pub version: i64,
+    pub version: Documented<i64, ReadOnly>,
 }
 
 fn timestamp(t: DateTime<Utc>) -> String {
@@ -35,38 +40,49 @@ fn timestamp(t: DateTime<Utc>) -> String {
 impl From<User> for UserV2 {
     fn from(user: User) -> Self {
         Self {
-            id: user.uuid,
+            id: Documented::new(user.uuid),
             name: user.name,
-            email: user.email,
-            age: user.age,
-            created_at: timestamp(user.created_at),
-            updated_at: timestamp(user.updated_at),
-            version: user.version,
+            email: Documented::new(user.email),
+            age: Nullable(user.age),
+            created_at: Documented::new(timestamp(user.created_at)),
+            updated_at: Documented::new(timestamp(user.updated_at)),
+            version: Documented::new(user.version),
         }
     }
 }
 
 /// The create and replace body. Strict: any other field is a 400.
 #[derive(Object)]
-#[oai(rename = "UserInput", deny_unknown_fields)]
+#[oai(rename = "UserInput", deny_unknown_fields, example)]
 pub struct UserInputV2 {
     /// Not blank after trimming.
-    #[oai(validator(max_length = 200))]
-    pub name: String,
+    pub name: NameField,
     /// A valid address, unique per tenant ignoring case.
-    #[oai(validator(max_length = 254))]
-    pub email: String,
-    #[oai(validator(minimum(value = "18")))]
-    pub age: i32,
+    pub email: EmailField,
+    pub age: AgeField,
 }
 
-/// A merge patch (RFC 7396): absent leaves a field alone, `null` clears it. Strict.
+/// A merge patch (RFC 7396): absent leaves a field alone. Strict; v2 keeps every field, so
+/// none may be `null`.
 #[derive(Object)]
-#[oai(rename = "UserMergePatch")]
+#[oai(rename = "UserMergePatch", deny_unknown_fields, example)]
 pub struct UserMergePatchV2 {
-    pub name: Option<String>,
-    pub email: Option<String>,
-    pub age: Option<i32>,
+    pub name: Option<NameField>,
+    pub email: Option<EmailField>,
+    pub age: Option<AgeField>,
+}
+
+impl Example for UserInputV2 {
+    fn example() -> Self {
+        let (name, email) = (Documented::new("Ada Lovelace".into()), Documented::new("ada@example.com".into()));
+        Self { name, email, age: Documented::new(36) }
+    }
+}
+
+impl Example for UserMergePatchV2 {
+    fn example() -> Self {
+        Self { name: None, email: None, age: Some(Documented::new(37)) }
+    }
 }
 
 #[derive(ApiResponse)]

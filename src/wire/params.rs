@@ -1,13 +1,44 @@
 //! Parameters every version names alike: the `page` and `size` of a list, and the `id` in a
 //! path. A version that names them otherwise parses them itself.
 
-use super::error::ApiError;
+use super::{
+    documented::{
+        BranchCode, Default, Documented, HyphenatedUuid, IdempotencyKey, MaxLength, NoNul, PositiveId, Range, Required,
+        UserRef as UserRefRule, UuidFormat,
+    },
+    error::ApiError,
+};
 use crate::core::{
     customers,
     fields::{FieldError, Rule},
-    paging::{PageLimits, PageRequest},
+    paging::{MAX_PAGE_INDEX, PageLimits, PageRequest},
+    search::KEYWORD_MAX,
     user::UserRef,
 };
+
+/// `page`: 0-based.
+pub type PageIndex = Documented<Option<i64>, (Range<0, MAX_PAGE_INDEX>, Default<0>)>;
+/// `size`: documented with the default limits (an operator may configure others).
+pub type PageSize = Documented<
+    Option<i64>,
+    (Range<1, { PageLimits::DEFAULT.max_size as i64 }>, Default<{ PageLimits::DEFAULT.default_size as i64 }>),
+>;
+/// A user in a path: its integer id or its UUID.
+pub type UserIdParam = Documented<String, UserRefRule>;
+/// A customer in a path: its integer id.
+pub type CustomerIdParam = Documented<String, PositiveId>;
+/// An import in a path: its UUID.
+pub type ImportIdParam = Documented<String, (HyphenatedUuid, UuidFormat)>;
+/// A search keyword.
+pub type KeywordParam = Documented<Option<String>, (MaxLength<KEYWORD_MAX>, NoNul)>;
+/// A value compared with stored text.
+pub type FilterParam = Documented<Option<String>, NoNul>;
+/// A branch code to filter by.
+pub type BranchCodeFilter = Documented<Option<String>, BranchCode>;
+/// A branch code an operation cannot do without.
+pub type BranchCodeRequired = Documented<Option<String>, (BranchCode, Required)>;
+/// The `Idempotency-Key` request header.
+pub type IdempotencyKeyHeader = Documented<Option<String>, IdempotencyKey>;
 
 /// `page` (0-based, default 0) and `size` (default and bounds from the settings). On an error,
 /// which goes to `errors`, the first page of the default size stands in.

@@ -2,41 +2,49 @@
 //! needs another shape defines its own in its folder.
 
 use chrono::SecondsFormat;
-use poem_openapi::Object;
+use poem_openapi::{Enum, Object, Union, registry::MetaSchema};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::error::i18n::{Lang, rule_code, rule_message};
-use crate::core::{customer::Customer, import::ImportReport};
+use super::{
+    documented::{CustomerNumber, Documented, ReadOnly, Rules},
+    error::i18n::{Lang, rule_code, rule_message},
+    fields::{EmailOut, Timestamp},
+};
+use crate::core::{
+    customer::Customer,
+    import::{ImportReport, ImportStatus},
+    user::USER_FIELDS,
+};
 
 /// A customer.
 #[derive(Object, Serialize)]
 #[oai(rename = "Customer", rename_all = "camelCase")]
 #[serde(rename_all = "camelCase")]
 pub struct CustomerBody {
-    pub id: i64,
+    pub id: Documented<i64, ReadOnly>,
     /// 1 to 20 digits, unique per tenant.
-    pub customer_number: String,
+    pub customer_number: Documented<String, CustomerNumber>,
     pub name: String,
-    pub email: String,
+    pub email: EmailOut,
     pub phone: String,
     /// 1 to 10 digits.
-    pub branch_code: String,
+    pub branch_code: Documented<String, super::documented::BranchCode>,
     /// RFC 3339, UTC, with `Z`.
-    pub created_date: String,
+    pub created_date: Timestamp,
 }
 
 impl From<Customer> for CustomerBody {
     fn from(c: Customer) -> Self {
         Self {
-            id: c.id,
-            customer_number: c.customer_number,
+            id: Documented::new(c.id),
+            customer_number: Documented::new(c.customer_number),
             name: c.name,
-            email: c.email,
+            email: Documented::new(c.email),
             phone: c.phone,
-            branch_code: c.branch_code,
-            created_date: c.created_date.to_rfc3339_opts(SecondsFormat::Secs, true),
+            branch_code: Documented::new(c.branch_code),
+            created_date: Documented::new(c.created_date.to_rfc3339_opts(SecondsFormat::Secs, true)),
         }
     }
 }
@@ -58,8 +66,7 @@ pub struct ImportErrorBody {
 #[oai(rename = "ImportReport")]
 pub struct ImportReportBody {
     pub id: Uuid,
-    /// `completed` or `completed_with_skips`.
-    pub status: String,
+    pub status: Documented<String, ImportStatusValue>,
     /// Data rows in the file.
     pub received: u64,
     /// Customers written.
@@ -84,7 +91,7 @@ impl ImportReportBody {
             .collect();
         Self {
             id: report.id,
-            status: report.status.as_str().to_string(),
+            status: Documented::new(report.status.as_str().to_string()),
             received: report.received,
             created: report.created,
             skipped: report.skipped,
@@ -93,13 +100,82 @@ impl ImportReportBody {
     }
 }
 
-/// One JSON Patch (RFC 6902) operation on `/name`, `/email` or `/age`.
+/// `completed` (every row written) or `completed_with_skips` (`onError: skip` skipped some).
+pub struct ImportStatusValue;
+
+impl Rules for ImportStatusValue {
+    fn document(schema: &mut MetaSchema) {
+        schema.enum_items = ImportStatus::ALL.iter().map(|s| Value::from(s.as_str())).collect();
+    }
+}
+
+/// A JSON pointer to one of the user's writable fields: `/name`, `/email` or `/age`.
+pub struct UserFieldPointer;
+
+impl Rules for UserFieldPointer {
+    fn document(schema: &mut MetaSchema) {
+        schema.enum_items = USER_FIELDS.iter().map(|f| Value::from(format!("/{f}"))).collect();
+    }
+}
+
+/// `add`, `replace` or `test`: they take a `value`.
+#[derive(Enum)]
+#[oai(rename = "JsonPatchValueOp", rename_all = "lowercase")]
+pub enum ValueOp {
+    Add,
+    Replace,
+    Test,
+}
+
+#[derive(Enum)]
+#[oai(rename = "JsonPatchRemoveOp", rename_all = "lowercase")]
+pub enum RemoveOp {
+    Remove,
+}
+
+/// `move` or `copy`: they take a `from`.
+#[derive(Enum)]
+#[oai(rename = "JsonPatchFromOp", rename_all = "lowercase")]
+pub enum FromOp {
+    Move,
+    Copy,
+}
+
+type FieldPointer = Documented<String, UserFieldPointer>;
+
+/// `add`, `replace` or `test` a value at `path`.
 #[derive(Object)]
+#[oai(rename = "JsonPatchValueOperation")]
+pub struct ValueOperation {
+    pub op: ValueOp,
+    pub path: FieldPointer,
+    /// The field's new (or expected) value; `null` clears `age` where the version allows it.
+    pub value: Value,
+}
+
+/// `remove` the field at `path`.
+#[derive(Object)]
+#[oai(rename = "JsonPatchRemoveOperation")]
+pub struct RemoveOperation {
+    pub op: RemoveOp,
+    pub path: FieldPointer,
+}
+
+/// `move` or `copy` the field at `from` to `path`.
+#[derive(Object)]
+#[oai(rename = "JsonPatchFromOperation")]
+pub struct FromOperation {
+    pub op: FromOp,
+    pub from: FieldPointer,
+    pub path: FieldPointer,
+}
+
+/// One JSON Patch (RFC 6902) operation on `/name`, `/email` or `/age`. The patched user must
+/// still be valid (else 422); a failed `test` is 409.
+#[derive(Union)]
 #[oai(rename = "JsonPatchOperation")]
-pub struct JsonPatchOperation {
-    /// add, remove, replace, move, copy or test.
-    pub op: String,
-    pub path: String,
-    pub value: Option<Value>,
-    pub from: Option<String>,
+pub enum JsonPatchOperation {
+    Value(ValueOperation),
+    Remove(RemoveOperation),
+    From(FromOperation),
 }

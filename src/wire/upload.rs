@@ -24,6 +24,9 @@ use crate::core::{
 
 const MULTIPART: &str = "multipart/form-data";
 
+/// The parts the upload reads, with the media type each holds.
+pub const PARTS: [(&str, &str); 2] = [("file", "text/csv"), ("options", "application/json")];
+
 /// The upload as documented.
 #[derive(MultipartDoc)]
 pub struct ImportUpload {

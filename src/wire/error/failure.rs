@@ -17,20 +17,60 @@ pub trait ErrorBodyDoc: Type + Send + Sync + 'static {
     const MEDIA_TYPE: &'static str;
 }
 
-/// The error responses every operation documents.
-const DOCUMENTED: [(u16, &str); 11] = [
-    (400, "Malformed JSON, wrong types, invalid fields, parameters or headers"),
-    (401, "Missing, malformed, expired or badly signed token"),
-    (403, "Authenticated but not allowed"),
-    (404, "Unknown resource, or another tenant's"),
-    (406, "`Accept` names nothing the service produces"),
-    (409, "Conflict with the current state"),
-    (413, "Body too large"),
-    (415, "Unsupported `Content-Type`"),
-    (422, "Well-formed, but breaks a rule"),
-    (500, "Unexpected failure; only the correlation id is given"),
-    (503, "Store unreachable or maintenance; see `Retry-After`"),
+/// Which operations can answer an error status.
+#[derive(Clone, Copy)]
+pub enum When {
+    Always,
+    /// Operations that take a request body.
+    WithBody,
+    /// `POST` (an Idempotency-Key reused, an import with bad rows) and `PATCH` (a patch whose
+    /// result breaks a rule).
+    PostOrPatch,
+    /// Operations with an `If-Match` header.
+    Conditional,
+}
+
+/// The error responses operations document, and which operations can give each.
+pub const DOCUMENTED: [(u16, &str, When); 14] = [
+    (400, "Malformed JSON, wrong types, invalid fields, parameters or headers", When::Always),
+    (401, "Missing, malformed, expired or badly signed token", When::Always),
+    (403, "Authenticated but not allowed (role, or another tenant)", When::Always),
+    (404, "Unknown resource, or another tenant's", When::Always),
+    (406, "`Accept` names nothing the service produces", When::Always),
+    (
+        409,
+        "Duplicate e-mail or customer number, a failed JSON Patch `test`, or an Idempotency-Key in flight",
+        When::WithBody,
+    ),
+    (410, "The version is past its sunset, or in a brownout (with `Retry-After`)", When::Always),
+    (412, "`If-Match` names a version that is no longer current", When::Conditional),
+    (413, "Body too large", When::WithBody),
+    (415, "Unsupported `Content-Type`", When::WithBody),
+    (
+        422,
+        "Idempotency-Key reused for another request; an import with bad rows; a patch whose result breaks a rule",
+        When::PostOrPatch,
+    ),
+    (429, "Rate limit reached; see `Retry-After` and `RateLimit-*`", When::Always),
+    (500, "Unexpected failure; only the correlation id is given", When::Always),
+    (503, "Store unreachable or maintenance; see `Retry-After`", When::Always),
 ];
+
+impl When {
+    /// Whether `operation` (an OpenAPI operation object, called with `method`) can answer it.
+    pub fn applies(self, method: &str, operation: &serde_json::Value) -> bool {
+        let has_header = |name: &str| {
+            let parameters = operation["parameters"].as_array().into_iter().flatten();
+            parameters.into_iter().any(|p| p["in"] == "header" && p["name"] == name)
+        };
+        match self {
+            When::Always => true,
+            When::WithBody => operation.get("requestBody").is_some(),
+            When::PostOrPatch => method == "post" || method == "patch",
+            When::Conditional => has_header("If-Match"),
+        }
+    }
+}
 
 pub struct Failure<B>(pub ApiError, PhantomData<B>);
 
@@ -56,7 +96,7 @@ impl<B: ErrorBodyDoc> ApiResponse for Failure<B> {
     fn meta() -> MetaResponses {
         let responses = DOCUMENTED
             .iter()
-            .map(|(status, description)| MetaResponse {
+            .map(|(status, description, _)| MetaResponse {
                 description,
                 status: Some(*status),
                 status_range: None,
