@@ -55,6 +55,10 @@ pub static IDEMPOTENCY_KEY: Pattern = Pattern::new("^[!-~]([ -~]{0,253}[!-~])?$"
 /// An `X-Tenant-ID`: 1 to 63 of `a-z`, `0-9` and `-`.
 pub static TENANT: Pattern = Pattern::new("^[a-z0-9-]{1,63}$");
 
+/// The shape of an e-mail address beyond what `format: email` says: a local part of at most 64
+/// characters (RFC 5321) and a domain with a dot.
+pub static EMAIL_SHAPE: Pattern = Pattern::new("^[^@]{1,64}@[^@]*\\.[^@]*$");
+
 /// Text without a NUL character, which no stored value holds and some databases refuse.
 pub static NO_NUL: Pattern = Pattern::new("^[^\\u0000]*$");
 

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use crate::core::{
     fields::{FieldError, Location, ObjectReader, Rule},
     listing::{Key, KeyKind, SortField},
-    pattern::USER_REF,
+    pattern::{EMAIL_SHAPE, USER_REF},
 };
 
 pub const NAME_MAX: usize = 200;
@@ -50,7 +50,7 @@ impl Email {
         let trimmed = raw.trim();
         if trimmed.chars().count() > EMAIL_MAX {
             Err(Rule::TooLong { max: EMAIL_MAX })
-        } else if !email_address::EmailAddress::is_valid(trimmed) || !trimmed.contains('.') {
+        } else if !EMAIL_SHAPE.matches(trimmed) || !email_address::EmailAddress::is_valid(trimmed) {
             Err(Rule::Email)
         } else {
             Ok(Self(trimmed.to_string()))

@@ -268,6 +268,7 @@ patterns! {
     Tenant => pattern::TENANT,
     BranchCode => pattern::BRANCH_CODE,
     CustomerNumber => pattern::CUSTOMER_NUMBER,
+    EmailShape => pattern::EMAIL_SHAPE,
 }
 
 /// One of the sortable fields of `F`, by wire name.

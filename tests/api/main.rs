@@ -8,6 +8,7 @@ mod cors;
 mod customers;
 mod deprecation;
 mod dispatch;
+mod documented;
 mod errors;
 mod hardening;
 mod harness;
@@ -44,6 +45,7 @@ fn main() {
         v2_users::scenarios(),
         listing::scenarios(),
         dispatch::scenarios(),
+        documented::scenarios(),
         deprecation::scenarios(),
         idempotency::scenarios(),
         concurrent_creates::scenarios(),
