@@ -50,7 +50,9 @@ impl Example for UserInputV1 {
 #[derive(Object)]
 #[oai(rename = "UserMergePatch", example)]
 pub struct UserMergePatchV1 {
+    #[oai(skip_serializing_if_is_none)]
     pub name: Option<NameField>,
+    #[oai(skip_serializing_if_is_none)]
     pub email: Option<EmailField>,
     #[oai(nullable)]
     pub age: Option<AgeField>,

@@ -67,7 +67,9 @@ pub struct UserInputV2 {
 #[derive(Object)]
 #[oai(rename = "UserMergePatch", deny_unknown_fields, example)]
 pub struct UserMergePatchV2 {
+    #[oai(skip_serializing_if_is_none)]
     pub name: Option<NameField>,
+    #[oai(skip_serializing_if_is_none)]
     pub email: Option<EmailField>,
     pub age: Option<AgeField>,
 }
