@@ -39,7 +39,7 @@ ENV = {
     "TANDEM_REDIS_URL": REDIS_URL,
     "TANDEM_JWT_SECRET": SECRET,
     "TANDEM_LISTEN": f"127.0.0.1:{PORT}",
-    "TANDEM_LOG": "warn",
+    # The default log level: one access-log line a request, as an operator runs it (to a file).
     # The load comes from one token; the limiter is measured in its own right elsewhere.
     "TANDEM_RATE_LIMIT": "10000000",
     "BENCH_USERS": str(USERS),
@@ -220,6 +220,27 @@ def memory_mb(pid):
     return fields
 
 
+def at_warn(token):
+    """S1 and S6 again with `TANDEM_LOG=warn` (no access log), beside the default-level figures."""
+    server = subprocess.Popen([str(TANDEM), "serve"], env={**ENV, "TANDEM_LOG": "warn"},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(f"http://127.0.0.1:{PORT}/health/ready")
+        return {"S1 at TANDEM_LOG=warn (no access log)": wrk("/", token, "random_user.lua"),
+                "S6 at TANDEM_LOG=warn (no access log)": wrk("/", token, "mix.lua")}
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def pgbench_pipelined(sql, depth, clients=2, seconds=8):
+    """Rows a second when `clients` sessions each send `depth` statements per pipeline, as Tandem's
+    reads by key do (one session a core, as deep as the requests in flight)."""
+    script = "\\startpipeline\n" + "".join(sql.replace(":id", f":id{i}").replace("\\set id ", f"\\set id{i} ")
+                                          for i in range(depth)) + "\\endpipeline\n"
+    return pgbench(script, clients=clients, seconds=seconds) * depth
+
+
 def s1_on_the_pool(token):
     """S1 again, with reads by key on sqlx's pool as before src/store/postgres/pipelined.rs: a URL
     option only sqlx knows keeps them there (README, TANDEM_DB_POOL_SIZE)."""
@@ -284,6 +305,8 @@ def peers(token):
             PEERS / "fastapi", 18282, token),
         "Fastify + postgres (node, 1 process)": run_peer(
             "Fastify", ["node", "server.js"], PEERS / "fastify", 18383, token),
+        "Fastify + postgres (node cluster, 2 workers)": run_peer(
+            "Fastify cluster", ["node", "cluster.js"], PEERS / "fastify", 18384, token),
     }
 
 
@@ -297,7 +320,8 @@ def main():
 
     bare = subprocess.Popen([str(BARE), f"127.0.0.1:{BARE_PORT}"], stderr=subprocess.DEVNULL)
     bare_poem = subprocess.Popen([str(BARE_POEM), f"127.0.0.1:{POEM_PORT}"], stderr=subprocess.DEVNULL)
-    server = subprocess.Popen([str(TANDEM), "serve"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    access_log = open(BENCH / ".bench.log", "w")
+    server = subprocess.Popen([str(TANDEM), "serve"], env=ENV, stdout=access_log, stderr=access_log)
     token = sh(str(TANDEM), "token", "--sub", "bench", "--role", "admin", "--ttl", "2h").strip()
     try:
         wait_ready(f"http://127.0.0.1:{PORT}/health/ready")
@@ -341,14 +365,19 @@ def main():
             process.wait(timeout=30)
 
     results["S1 with reads on sqlx's pool (before pipelining)"] = s1_on_the_pool(token)
+    results.update(at_warn(token))
 
     try:
         peer_results = peers(token)
     except Exception as err:  # the peers are measured when their stacks install; say so if not
         peer_results = {}
         notes.append(f"Peers not measured: {err}")
-    db_user = pgbench("\\set id random(1, %d)\nSELECT id, uuid, name, email, age, created_at, updated_at, version "
-                      "FROM users WHERE tenant = 'default' AND id = :id;\n" % USERS)
+    user_read = ("\\set id random(1, %d)\nSELECT id, uuid, name, email, age, created_at, updated_at, version "
+                 "FROM users WHERE tenant = 'default' AND id = :id;\n" % USERS)
+    db_user = pgbench(user_read)
+    # Pipelines as deep as Tandem's: every connection's request in flight, spread over 2 sessions.
+    depth = CONNECTIONS // 2
+    db_user_pipelined = pgbench_pipelined(user_read, depth)
     db_page = pgbench("SELECT id, customer_number, name, email, phone, branch_code, created_date, "
                       "(SELECT n FROM customer_counts WHERE tenant = 'default' AND branch_code = '') AS total "
                       "FROM customers WHERE tenant = 'default' ORDER BY id ASC LIMIT 21;\n")
@@ -360,11 +389,13 @@ def main():
     # (claim, then completion).
     insert_ceiling = 1 / (1 / http + 1 / db_gathered + 2 / redis_set)
     get_ceiling = 1 / (1 / http + 1 / db_user)
+    pipelined_ceiling = 1 / (1 / http + 1 / db_user_pipelined)
     s1 = results["S1 GET /api/v2/users/<random id>"]["rps"]
     s2 = results["S2 GET /api/v2/customers page 0, exact totals"]["rps"]
     targets = [
         ("S0 ≥ 0.85 × bare hyper", results["S0 GET /health/live"]["rps"] / http, 0.85),
         ("S1 ≥ 0.85 × GET ceiling", s1 / get_ceiling, 0.85),
+        ("S1 ≥ 0.85 × pipelined GET ceiling", s1 / pipelined_ceiling, 0.85),
         ("S1 p99 ≤ 6 ms", results["S1 GET /api/v2/users/<random id>"]["p99"], 6.0),
         ("S1 p99 at a fixed half of the peak ≤ 6 ms", results["S1 at a fixed half of its peak (oha)"]["p99"], 6.0),
         ("S2 ≥ 0.5 × S1", s2 / s1, 0.5),
@@ -380,7 +411,8 @@ def main():
             targets.append((f"{scenario} ≥ 2 × the best peer", rps / best, 2.0))
     poem_share = results["poem alone (one route, no middleware)"]["rps"] / http
     ceilings = {"poem_share": poem_share, "db_user": db_user, "db_page": db_page, "get": get_ceiling, "db_insert": db_insert,
-                "gathered": gathered, "db_gathered": db_gathered, "redis_set": redis_set, "insert": insert_ceiling}
+                "gathered": gathered, "db_gathered": db_gathered, "redis_set": redis_set, "insert": insert_ceiling,
+                "db_user_pipelined": db_user_pipelined, "depth": depth, "pipelined": pipelined_ceiling}
     write(results, latency, memory, http, ceilings, targets, notes, peer_results)
 
 
@@ -390,7 +422,8 @@ def write(results, latency, memory, http, ceilings, targets, notes, peer_results
         "",
         f"One run of `bench/run` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, this machine kind "
         f"({os.cpu_count()} cores), PostgreSQL and Redis local, {USERS:,} users and {CUSTOMERS:,} customers, "
-        f"wrk with 2 threads and {CONNECTIONS} connections for {DURATION} per scenario; the HTTP ceiling, poem "
+        f"wrk with 2 threads and {CONNECTIONS} connections for {DURATION} per scenario, Tandem at its default "
+        "log level (one access-log line a request, to a file; `warn` beside it for S1 and S6); the HTTP ceiling, poem "
         f"alone and S0 take turns, three runs of {SHORT} each, and show their median run; the fixed-rate runs "
         "use oha (with its correction for coordinated omission) at half of the scenario's peak, three runs "
         f"of {DURATION} each, and show their median run by p99 (every run's p99 is listed below).",
@@ -414,6 +447,9 @@ def write(results, latency, memory, http, ceilings, targets, notes, peer_results
         f"| database: the user read (pgbench, 16 clients) | {ceilings['db_user']:,.0f} tps |",
         f"| database: customers page 0 with its counter (pgbench) | {ceilings['db_page']:,.0f} tps |",
         f"| GET ceiling = 1 / (1/http + 1/db) | {ceilings['get']:,.0f} req/s |",
+        f"| database: the user read pipelined, {ceilings['depth']} statements a pipeline on 2 sessions, as "
+        f"Tandem's reads (pgbench `\\startpipeline`) | {ceilings['db_user_pipelined']:,.0f} rows/s |",
+        f"| pipelined GET ceiling = 1 / (1/http + 1/db pipelined) | {ceilings['pipelined']:,.0f} req/s |",
         f"| database: the user INSERT … RETURNING, one row per statement (pgbench) | {ceilings['db_insert']:,.0f} tps |",
         f"| database: the same INSERT with {ceilings['gathered']} rows per statement, as Tandem gathered them "
         f"in S5 (pgbench) | {ceilings['db_gathered']:,.0f} rows/s |",

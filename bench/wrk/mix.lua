@@ -1,5 +1,10 @@
 -- S6: 80% reads of one user, 15% customer pages, 5% keyed writes.
 local users = tonumber(os.getenv("BENCH_USERS") or "1000000")
+-- A pace for the soak: each connection waits this long between requests (0: as fast as it can).
+local pause = tonumber(os.getenv("BENCH_DELAY_MS") or "0")
+if pause > 0 then
+  delay = function() return pause end
+end
 local counter = 0
 local prefix = ""
 setup = function(thread)
