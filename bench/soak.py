@@ -49,6 +49,8 @@ def main():
     rows = []
     try:
         wait_ready(f"http://127.0.0.1:{PORT}/health/ready")
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited (another one on port {PORT}?): see bench/.soak.log")
         warmup = paced_minute(token, WARMUP_SECONDS)
         start = sample(server.pid)
         print(f"warm-up: {warmup['rps']:.0f} req/s, {start}")
