@@ -29,7 +29,9 @@ def cpu_seconds(pid):
 def measure(binary, path, script, seconds, token):
     executable, _, settings = binary.partition("@")
     env = {**bench.ENV, **dict(kv.split("=", 1) for kv in settings.split(";") if kv)}
-    server = subprocess.Popen([executable, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The log goes to a file, as an operator keeps it: at the default level its cost is part of a request's.
+    log = open(bench.BENCH / ".ab.log", "w")
+    server = subprocess.Popen([executable, "serve"], env=env, stdout=log, stderr=log)
     try:
         bench.wait_ready(f"http://127.0.0.1:{bench.PORT}/health/ready")
         bench.wrk(path, token, script, duration="2s")  # warm-up
@@ -42,6 +44,7 @@ def measure(binary, path, script, seconds, token):
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
+        log.close()
 
 
 def main():
