@@ -170,6 +170,16 @@ mod tests {
     }
 
     #[test]
+    fn the_published_digit_patterns_accept_what_parses() {
+        use crate::core::pattern::{BRANCH_CODE, CUSTOMER_NUMBER};
+        let samples = ["", "0", "1", "0123456789", "01234567890", &"9".repeat(20), &"9".repeat(21), "12a", "-1", "1 2"];
+        for raw in samples {
+            assert_eq!(BranchCode::parse(raw).is_ok(), BRANCH_CODE.matches(raw), "branch code {raw:?}");
+            assert_eq!(CustomerNumber::parse(raw).is_ok(), CUSTOMER_NUMBER.matches(raw), "customer number {raw:?}");
+        }
+    }
+
+    #[test]
     fn phones() {
         assert!(Phone::parse("+41 (0)44 123-45-67").is_ok());
         assert_eq!(Phone::parse("=1+2"), Err(Rule::Invalid));

@@ -1,5 +1,7 @@
 //! Syntax rules written once, as a regular expression: the parser checks its input against the
-//! pattern and the OpenAPI documents publish the same text, so the two cannot drift apart.
+//! pattern and the OpenAPI documents publish the same text, so the two cannot drift apart. The
+//! digit rules (branch codes, customer numbers) are parsed by `customer::digits`, which names
+//! which part of the rule broke; a test there holds it to these patterns.
 //!
 //! Invariant: a pattern uses only what JSON Schema's ECMA-262 dialect, Python's `re` (the
 //! conformance fuzzer) and Rust's `regex` read alike: `^…$` anchors, classes, `|`, counted

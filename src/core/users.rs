@@ -158,8 +158,8 @@ impl Users {
         let reader = ObjectReader::new(&document).map_err(|e| CoreError::PatchResultInvalid(vec![e]))?;
         let fields = UserFields::read(reader, policy.age_required).map_err(|errors| match patch {
             // An error about a field the patch names is the body's (400). One about a field it
-            // left alone is the stored record's, such as a v1 user without an age patched
-            // through v2: the result breaks a rule the body could not (422).
+            // left alone is the stored record's, such as a user stored without an age patched
+            // under a policy that requires one: the result breaks a rule the body could not (422).
             Patch::Merge(body) if errors.iter().any(|e| names_field(body, e)) => CoreError::Validation(errors),
             _ => CoreError::PatchResultInvalid(errors),
         })?;

@@ -14,7 +14,10 @@ use poem_openapi::{
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::core::{listing::SortField, pattern};
+use crate::core::{
+    listing::SortField,
+    pattern::{self, Pattern},
+};
 
 /// What a rule adds to the schema of the type it documents.
 pub trait Rules: Send + Sync + 'static {
@@ -216,59 +219,42 @@ impl Rules for Required {
     fn document(_: &mut MetaSchema) {}
 }
 
-/// Set by the service; a client never sends it.
-pub struct ReadOnly;
-
-impl Rules for ReadOnly {
-    fn document(schema: &mut MetaSchema) {
-        schema.read_only = true;
-    }
-}
-
-macro_rules! formats {
-    ($($(#[$doc:meta])* $name:ident => $format:literal),* $(,)?) => {$(
+/// Rules that set one keyword. `|schema| …` names the schema the keyword is set on.
+macro_rules! rules {
+    ($($(#[$doc:meta])* $name:ident: |$schema:ident| $set:expr;)*) => {$(
         $(#[$doc])*
         pub struct $name;
 
         impl Rules for $name {
-            fn document(schema: &mut MetaSchema) {
-                schema.format = Some($format);
+            fn document($schema: &mut MetaSchema) {
+                $set;
             }
         }
     )*};
 }
 
-formats! {
+/// A core pattern, as the schema's `pattern`.
+fn matching(pattern: &Pattern) -> Option<String> {
+    Some(pattern.source.to_string())
+}
+
+rules! {
+    /// Set by the service; a client never sends it.
+    ReadOnly: |schema| schema.read_only = true;
     /// RFC 3339, as the service writes it: UTC with `Z`.
-    DateTime => "date-time",
-    Email => "email",
-    UuidFormat => "uuid",
-}
-
-macro_rules! patterns {
-    ($($(#[$doc:meta])* $name:ident => $pattern:path),* $(,)?) => {$(
-        $(#[$doc])*
-        pub struct $name;
-
-        impl Rules for $name {
-            fn document(schema: &mut MetaSchema) {
-                schema.pattern = Some($pattern.source.to_string());
-            }
-        }
-    )*};
-}
-
-patterns! {
-    UserRef => pattern::USER_REF,
-    PositiveId => pattern::POSITIVE_ID,
-    HyphenatedUuid => pattern::UUID,
-    NotBlank => pattern::NOT_BLANK,
-    NoNul => pattern::NO_NUL,
-    IdempotencyKey => pattern::IDEMPOTENCY_KEY,
-    Tenant => pattern::TENANT,
-    BranchCode => pattern::BRANCH_CODE,
-    CustomerNumber => pattern::CUSTOMER_NUMBER,
-    EmailShape => pattern::EMAIL_SHAPE,
+    DateTime: |schema| schema.format = Some("date-time");
+    Email: |schema| schema.format = Some("email");
+    UuidFormat: |schema| schema.format = Some("uuid");
+    UserRef: |schema| schema.pattern = matching(&pattern::USER_REF);
+    PositiveId: |schema| schema.pattern = matching(&pattern::POSITIVE_ID);
+    HyphenatedUuid: |schema| schema.pattern = matching(&pattern::UUID);
+    NotBlank: |schema| schema.pattern = matching(&pattern::NOT_BLANK);
+    NoNul: |schema| schema.pattern = matching(&pattern::NO_NUL);
+    IdempotencyKey: |schema| schema.pattern = matching(&pattern::IDEMPOTENCY_KEY);
+    Tenant: |schema| schema.pattern = matching(&pattern::TENANT);
+    BranchCode: |schema| schema.pattern = matching(&pattern::BRANCH_CODE);
+    CustomerNumber: |schema| schema.pattern = matching(&pattern::CUSTOMER_NUMBER);
+    EmailShape: |schema| schema.pattern = matching(&pattern::EMAIL_SHAPE);
 }
 
 /// One of the sortable fields of `F`, by wire name.

@@ -49,6 +49,11 @@ fn id_values(uuid: &str) -> Vec<String> {
     all
 }
 
+/// A query parameter of a `GET`, sent on the document's own path.
+fn query(version: u16, template: &'static str, name: &'static str, values: Vec<String>) -> Input {
+    Input { version, method: "get", template, path: template, name, at: In::Query, values }
+}
+
 fn inputs() -> Vec<Input> {
     let uuid = "01a20a4a-737f-72fc-9872-2ab839c3bded";
     let text = |max: usize| vec!["ada".to_string(), "x".repeat(max), "x".repeat(max + 1), "a\0b".to_string()];
@@ -56,17 +61,8 @@ fn inputs() -> Vec<Input> {
     let keys = vec!["k".to_string(), "x".repeat(255), "x".repeat(256), "a b".to_string()];
     let mut all = Vec::new();
     for version in [1u16, 2] {
-        let list = |name, values| Input {
-            version,
-            method: "get",
-            template: "/users",
-            path: "/users",
-            name,
-            at: In::Query,
-            values,
-        };
-        all.push(list("page", page_values()));
-        all.push(list("size", size_values()));
+        all.push(query(version, "/users", "page", page_values()));
+        all.push(query(version, "/users", "size", size_values()));
         for method in ["get", "put", "delete"] {
             let path = "/users/{}";
             all.push(Input {
@@ -97,78 +93,15 @@ fn inputs() -> Vec<Input> {
         all.push(Input { version, method: "get", template, path, name: "id", at: In::Path, values });
     }
     all.extend([
-        Input {
-            version: 1,
-            method: "get",
-            template: "/customers",
-            path: "/customers",
-            name: "sortBy",
-            at: In::Query,
-            values: values(&["name", "createdDate", "nope", "name,desc", "Name"]),
-        },
-        Input {
-            version: 1,
-            method: "get",
-            template: "/customers/branch",
-            path: "/customers/branch/",
-            name: "branchCode",
-            at: In::Query,
-            values: branch.clone(),
-        },
-        Input {
-            version: 2,
-            method: "get",
-            template: "/customers",
-            path: "/customers",
-            name: "branchCode",
-            at: In::Query,
-            values: branch,
-        },
-        Input {
-            version: 2,
-            method: "get",
-            template: "/users",
-            path: "/users",
-            name: "sort",
-            at: In::Query,
-            values: values(&["name", "name,asc", "createdAt,desc", "nope", "name,up", "phone"]),
-        },
-        Input {
-            version: 2,
-            method: "get",
-            template: "/customers",
-            path: "/customers",
-            name: "sort",
-            at: In::Query,
-            values: values(&["phone,desc", "branchCode", "age", "nope,asc"]),
-        },
-        Input {
-            version: 2,
-            method: "get",
-            template: "/users",
-            path: "/users",
-            name: "keyword",
-            at: In::Query,
-            values: text(200),
-        },
-        Input {
-            version: 2,
-            method: "get",
-            template: "/customers",
-            path: "/customers",
-            name: "keyword",
-            at: In::Query,
-            values: text(200),
-        },
-        Input {
-            version: 2,
-            method: "get",
-            template: "/users",
-            path: "/users",
-            name: "email",
-            at: In::Query,
-            values: values(&["ada@example.com", "a\0b"]),
-        },
+        query(1, "/customers", "sortBy", values(&["name", "createdDate", "nope", "name,desc", "Name"])),
+        // The spec's path has a trailing slash; the document's template does not.
+        Input { path: "/customers/branch/", ..query(1, "/customers/branch", "branchCode", branch.clone()) },
+        query(2, "/customers", "branchCode", branch),
+        query(2, "/users", "sort", values(&["name", "name,asc", "createdAt,desc", "nope", "name,up", "phone"])),
+        query(2, "/customers", "sort", values(&["phone,desc", "branchCode", "age", "nope,asc"])),
+        query(2, "/users", "keyword", text(200)),
+        query(2, "/customers", "keyword", text(200)),
+        query(2, "/users", "email", values(&["ada@example.com", "a\0b"])),
         Input {
             version: 2,
             method: "get",
