@@ -45,6 +45,9 @@ struct Buffer {
 #[derive(Default)]
 pub struct ActivityRecorder {
     buffer: Mutex<Buffer>,
+    /// One flush at a time: a reader that flushes before reading waits for a flush already
+    /// writing, instead of finding the buffer empty and reading before those rows land.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 fn later(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
@@ -115,6 +118,7 @@ impl ActivityRecorder {
 
     /// Writes what is buffered; on failure the counts go back into the buffer, nothing lost.
     pub async fn flush(&self, store: &dyn Store) -> Result<(), StoreError> {
+        let _one_at_a_time = self.flushing.lock().await;
         let taken = std::mem::take(&mut *self.buffer.lock().expect("activity buffer"));
         let batch = Activity {
             versions: taken.versions.values().cloned().collect(),

@@ -26,6 +26,8 @@ struct Cell {
 #[derive(Default)]
 pub struct UsageRecorder {
     buffer: Mutex<HashMap<Key, Cell>>,
+    /// One flush at a time (see `ActivityRecorder`): a reader's flush waits for one writing.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 impl UsageRecorder {
@@ -45,6 +47,7 @@ impl UsageRecorder {
 
     /// Writes what is buffered; on failure the counts go back into the buffer, nothing lost.
     pub async fn flush(&self, store: &dyn Store) -> Result<(), StoreError> {
+        let _one_at_a_time = self.flushing.lock().await;
         let taken: Vec<(Key, Cell)> =
             std::mem::take(&mut *self.buffer.lock().expect("usage buffer")).into_iter().collect();
         if taken.is_empty() {
