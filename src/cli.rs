@@ -97,13 +97,13 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => {
-            store::connect(connection(&settings), true).await?;
+            store::connect(connection(&settings), None, true).await?;
             eprintln!("migrations applied");
             Ok(())
         }
         Command::Seed { users, customers, tenant } => {
             anyhow::ensure!(crate::auth::tenant::is_valid(&tenant), "--tenant must be 1 to 63 of a-z, 0-9, -");
-            let store = store::connect(connection(&settings), true).await?;
+            let store = store::connect(connection(&settings), None, true).await?;
             crate::seed::run(store, &tenant, users, customers).await
         }
         Command::Token { sub, roles, tenant, ttl } => {

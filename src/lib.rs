@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod lifecycle;
 pub mod ops;
 pub mod public;
+pub mod redis_link;
 pub mod seed;
 pub mod settings;
 pub mod store;

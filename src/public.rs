@@ -48,7 +48,7 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
             checks.insert("database".into(), json!("unreachable"))
         }
     };
-    if state.settings.redis_url.is_some() {
+    if state.settings.shares_redis() {
         match redis {
             Ok(()) => checks.insert("redis".into(), json!("ok")),
             Err(err) => {
@@ -170,9 +170,9 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Res
 #[handler]
 pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
     let pool = state.store.pool_stats();
-    let redis_up = match state.settings.redis_url {
-        Some(_) => Some(if state.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
-        None => None,
+    let redis_up = match state.settings.shares_redis() {
+        true => Some(if state.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
+        false => None,
     };
     let mut gauges = vec![
         ("tandem_db_pool_connections", "gauge", "Database connections open.", f64::from(pool.open)),
@@ -216,6 +216,21 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
             statements,
         ));
         gauges.push(("tandem_db_user_insert_rows_total", "counter", "Users those statements created.", rows));
+    }
+    if let Some(replica) = state.store.replica_stats() {
+        let in_use = if replica.in_use { 1.0 } else { 0.0 };
+        gauges.push(("tandem_replica_in_use", "gauge", "1 while lists read the replica.", in_use));
+        if let Some(lag) = replica.lag_seconds {
+            gauges.push(("tandem_replica_lag_seconds", "gauge", "How far the replica is behind the primary.", lag));
+        }
+        let (reads, fallbacks) = (replica.reads as f64, replica.fallbacks as f64);
+        gauges.push(("tandem_replica_reads_total", "counter", "Lists the replica answered.", reads));
+        gauges.push((
+            "tandem_replica_fallbacks_total",
+            "counter",
+            "Lists that failed on the replica and read the primary.",
+            fallbacks,
+        ));
     }
     Response::builder().content_type("text/plain; version=0.0.4; charset=utf-8").body(state.metrics.render(&gauges))
 }

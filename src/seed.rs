@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use crate::{
-    core::storage::{CustomerList, NewUser, Store},
+    core::storage::{CustomerList, Freshness, NewUser, Store},
     core::{
         customer::{BranchCode, CustomerNumber, CustomerSort, NewCustomer, Phone},
         import::{ImportReport, ImportStatus},
@@ -108,8 +108,11 @@ pub fn customer(i: u64) -> NewCustomer {
 pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64) -> anyhow::Result<()> {
     let started = Instant::now();
     let request = ListRequest::page(vec![], PageRequest { page: 0, size: 1 }, &[]);
-    let existing_users =
-        Users::new(store.clone()).list(tenant, request, UserFilter::default()).await?.total.unwrap_or(0);
+    let existing_users = Users::new(store.clone())
+        .list(tenant, request, UserFilter::default(), Freshness::Latest)
+        .await?
+        .total
+        .unwrap_or(0);
     for start in (existing_users..existing_users + users).step_by(BATCH as usize) {
         let end = (start + BATCH).min(existing_users + users);
         let batch: Vec<NewUser> = (start..end).map(user).collect();
@@ -127,6 +130,7 @@ pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64
         window: Window::Offset(PageRequest { page: 0, size: 1 }),
         limit: 1,
         count: true,
+        freshness: Freshness::Latest,
     };
     let existing_customers = store.list_customers(tenant, &counted).await?.1.unwrap_or(0);
     for start in (existing_customers..existing_customers + customers).step_by(BATCH as usize) {

@@ -20,8 +20,16 @@ pub struct Settings {
     pub listen: String,
     /// `TANDEM_DATABASE_URL`: `sqlite://…` (embedded default) or `postgres://…`.
     pub database_url: DatabaseUrl,
+    /// `TANDEM_DATABASE_REPLICA_URL`: a PostgreSQL streaming replica that lists may read from.
+    pub database_replica_url: Option<DatabaseUrl>,
+    /// `TANDEM_REPLICA_MAX_LAG_MS`: a replica further behind than this is skipped.
+    pub replica_max_lag_ms: u64,
     /// `TANDEM_REDIS_URL`: shared idempotency and rate-limit store; unset = in-process.
     pub redis_url: Option<DatabaseUrl>,
+    /// `TANDEM_REDIS_SENTINELS`: `host:port,host:port`; Redis through Sentinel instead of a URL.
+    pub redis_sentinels: Option<String>,
+    /// `TANDEM_REDIS_MASTER`: the name the Sentinels know the Redis primary by.
+    pub redis_master: Option<String>,
     /// `TANDEM_JWT_SECRET`: HS256 secret, at least 32 bytes.
     pub jwt_secret: Option<SecretString>,
     /// `TANDEM_JWT_PUBLIC_KEY`: path to a PEM public key (RS256 or ES256).
@@ -96,7 +104,11 @@ impl Default for Settings {
         Self {
             listen: "127.0.0.1:8080".into(),
             database_url: DatabaseUrl::new("sqlite://tandem.db?mode=rwc"),
+            database_replica_url: None,
+            replica_max_lag_ms: 1000,
             redis_url: None,
+            redis_sentinels: None,
+            redis_master: None,
             jwt_secret: None,
             jwt_public_key: None,
             jwt_issuer: None,
@@ -143,7 +155,13 @@ impl Settings {
                 *value = None;
             }
         }
-        for value in [&mut self.jwt_issuer, &mut self.jwt_audience, &mut self.cors_origins] {
+        for value in [
+            &mut self.jwt_issuer,
+            &mut self.jwt_audience,
+            &mut self.cors_origins,
+            &mut self.redis_sentinels,
+            &mut self.redis_master,
+        ] {
             text(value);
         }
         for lifecycle in self.versions.values_mut() {
@@ -151,8 +169,10 @@ impl Settings {
                 text(value);
             }
         }
-        if self.redis_url.as_ref().is_some_and(|u| u.expose().trim().is_empty()) {
-            self.redis_url = None;
+        for url in [&mut self.redis_url, &mut self.database_replica_url] {
+            if url.as_ref().is_some_and(|u| u.expose().trim().is_empty()) {
+                *url = None;
+            }
         }
         if self.jwt_secret.as_ref().is_some_and(|s| s.expose_secret().is_empty()) {
             self.jwt_secret = None;
@@ -174,6 +194,20 @@ impl Settings {
         anyhow::ensure!(self.max_connections > 0, "TANDEM_MAX_CONNECTIONS must be positive");
         anyhow::ensure!(self.header_read_timeout_ms > 0, "TANDEM_HEADER_READ_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.idle_timeout_ms > 0, "TANDEM_IDLE_TIMEOUT_MS must be positive");
+        anyhow::ensure!(
+            self.redis_sentinels.is_some() == self.redis_master.is_some(),
+            "TANDEM_REDIS_SENTINELS and TANDEM_REDIS_MASTER are set together"
+        );
+        anyhow::ensure!(
+            !(self.redis_sentinels.is_some() && self.redis_url.is_some()),
+            "set TANDEM_REDIS_URL or TANDEM_REDIS_SENTINELS, not both"
+        );
+        if let Some(replica) = &self.database_replica_url {
+            anyhow::ensure!(
+                replica.is_postgres() && self.database_url.is_postgres(),
+                "TANDEM_DATABASE_REPLICA_URL needs PostgreSQL for both TANDEM_DATABASE_URL and the replica"
+            );
+        }
         if let Some(secret) = &self.jwt_secret {
             anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");
         }
@@ -188,6 +222,15 @@ impl Settings {
     /// The lifecycle of `version`, to set (tests and embedders).
     pub fn lifecycle_mut(&mut self, version: u16) -> &mut LifecycleSettings {
         self.versions.entry(version.to_string()).or_default()
+    }
+
+    /// Whether instances share a Redis (by URL or through Sentinel).
+    pub fn shares_redis(&self) -> bool {
+        self.redis_url.is_some() || self.redis_sentinels.is_some()
+    }
+
+    pub fn replica_max_lag(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.replica_max_lag_ms)
     }
 
     pub fn db_timeout(&self) -> std::time::Duration {
@@ -294,6 +337,40 @@ mod tests {
         assert_eq!(version_key("vendor"), "vendor");
         assert_eq!(version_key("v1_other"), "v1_other");
         assert_eq!(version_key("v_sunset_at"), "v_sunset_at");
+    }
+
+    #[test]
+    fn fleet_settings_that_cannot_work_together_are_refused() {
+        let sentinels = || Some("127.0.0.1:26379".to_string());
+        let refused = [
+            Settings { redis_sentinels: sentinels(), ..Settings::default() },
+            Settings { redis_master: Some("tandem".into()), ..Settings::default() },
+            Settings {
+                redis_sentinels: sentinels(),
+                redis_master: Some("tandem".into()),
+                redis_url: Some(DatabaseUrl::new("redis://127.0.0.1")),
+                ..Settings::default()
+            },
+            // A replica of the embedded database, or a replica without PostgreSQL as primary.
+            Settings { database_replica_url: Some(DatabaseUrl::new("postgres://r/db")), ..Settings::default() },
+            Settings {
+                database_url: DatabaseUrl::new("postgres://p/db"),
+                database_replica_url: Some(DatabaseUrl::new("sqlite://r.db")),
+                ..Settings::default()
+            },
+        ];
+        for settings in refused {
+            assert!(settings.check().is_err(), "{settings:?}");
+        }
+        let fleet = Settings {
+            database_url: DatabaseUrl::new("postgres://p/db"),
+            database_replica_url: Some(DatabaseUrl::new("postgres://r/db")),
+            redis_sentinels: sentinels(),
+            redis_master: Some("tandem".into()),
+            ..Settings::default()
+        };
+        fleet.check().unwrap();
+        assert!(fleet.shares_redis());
     }
 
     #[test]

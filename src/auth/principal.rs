@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use crate::core::storage::Freshness;
+
 /// What a verified token says about its bearer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -23,6 +25,8 @@ impl Principal {
 pub struct Caller {
     pub principal: Arc<Principal>,
     pub tenant: Arc<str>,
+    /// What this caller's lists may read: `Latest` right after its own write.
+    pub reads: Freshness,
 }
 
 impl Caller {

@@ -5,7 +5,7 @@ use std::{collections::HashMap, sync::Arc};
 use chrono::{SubsecRound, Utc};
 use uuid::Uuid;
 
-use crate::core::storage::{Constraint, CustomerList, Store, StoreError};
+use crate::core::storage::{Constraint, CustomerList, Freshness, Store, StoreError};
 use crate::core::{
     CoreError,
     customer::{Customer, CustomerSort, NewCustomer},
@@ -59,6 +59,7 @@ impl Customers {
         tenant: &str,
         request: ListRequest<CustomerSort>,
         filter: CustomerFilter,
+        freshness: Freshness,
     ) -> Result<Listing<Customer, CustomerSort>, CoreError> {
         let query = CustomerList {
             order: full_order(&request.sort),
@@ -67,6 +68,7 @@ impl Customers {
             window: request.window.clone(),
             limit: request.window.size() + 1,
             count: request.count,
+            freshness,
         };
         let (items, total) = self.store.list_customers(tenant, &query).await?;
         Ok(Listing::from_rows(items, total, request, Customer::sort_key))

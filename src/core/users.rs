@@ -6,7 +6,7 @@ use chrono::{SubsecRound, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::core::storage::{Constraint, NewUser, Store, StoreError, UserList};
+use crate::core::storage::{Constraint, Freshness, NewUser, Store, StoreError, UserList};
 use crate::core::{
     CoreError,
     error::Conflict,
@@ -113,6 +113,7 @@ impl Users {
         tenant: &str,
         request: ListRequest<UserSort>,
         filter: UserFilter,
+        freshness: Freshness,
     ) -> Result<Listing<User, UserSort>, CoreError> {
         let query = UserList {
             order: full_order(&request.sort),
@@ -121,6 +122,7 @@ impl Users {
             window: request.window.clone(),
             limit: request.window.size() + 1,
             count: request.count,
+            freshness,
         };
         let (items, total) = self.store.list_users(tenant, &query).await?;
         Ok(Listing::from_rows(items, total, request, User::sort_key))

@@ -24,6 +24,8 @@ pub struct Policy {
     pub admin: bool,
     /// Its body is an upload (`multipart/form-data`, in the document): the upload size limit.
     pub upload: bool,
+    /// It reads a list (a GET on a template without parameters): a replica may answer it.
+    pub list: bool,
 }
 
 impl RouteEntry {
@@ -55,12 +57,13 @@ impl RouteTable {
             operations.sort_by_key(|(m, _)| METHOD_ORDER.iter().position(|o| *o == m.as_str()).unwrap_or(usize::MAX));
             let policies: Vec<Policy> = operations
                 .iter()
-                .map(|(_, op)| {
+                .map(|(method, op)| {
                     let id = op.get("operationId").and_then(|id| id.as_str()).unwrap_or("");
                     let admin = admin_only.contains(&id);
                     admin_found += usize::from(admin);
                     let upload = op.pointer("/requestBody/content/multipart~1form-data").is_some();
-                    Policy { admin, upload }
+                    let list = method == Method::GET && !template.contains('{');
+                    Policy { admin, upload, list }
                 })
                 .collect();
             let methods: Vec<Method> = operations.into_iter().map(|(m, _)| m).collect();
@@ -107,9 +110,16 @@ mod tests {
         let table = RouteTable::from_openapi(&spec, &["deleteUser"]).unwrap();
         assert!(RouteTable::from_openapi(&spec, &["nope"]).is_err());
         let one = table.find("/users/42").unwrap();
-        assert_eq!(one.policy(&Method::DELETE), Policy { admin: true, upload: false });
+        assert_eq!(one.policy(&Method::DELETE), Policy { admin: true, upload: false, list: false });
         assert_eq!(one.policy(&Method::GET), Policy::default());
-        assert_eq!(table.find("/users").unwrap().policy(&Method::POST), Policy { admin: false, upload: true });
+        assert_eq!(
+            table.find("/users").unwrap().policy(&Method::POST),
+            Policy { admin: false, upload: true, list: false }
+        );
+        assert_eq!(
+            table.find("/users").unwrap().policy(&Method::GET),
+            Policy { admin: false, upload: false, list: true }
+        );
         assert_eq!(&*table.find("/users").unwrap().template, "/users");
         assert_eq!(table.find("/users").unwrap().allow, "GET, POST");
         assert_eq!(&*table.find("/users/42").unwrap().template, "/users/{id}");

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use super::{AppState, auth, fixed::Access, idempotency};
 use crate::{
     auth::Caller,
+    core::storage::Freshness,
     dispatch::Resolution,
     lifecycle::Stage,
     wire::{
@@ -40,12 +41,21 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     let key = (is_api && req.method() == poem::http::Method::POST)
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
+    // A write's caller, to mark once it is answered (only when a replica is configured).
+    let writer =
+        (is_api && !req.method().is_safe()).then(|| context::info(&req)).filter(|_| state.recent_writes.is_some());
     let mut response = match key {
         // Boxed: the keyed path's future is several KB; inline, every request would carry
         // (and copy) it through each layer.
         Some(key) => Box::pin(idempotency::keyed(next.as_ref(), req, &state, &key)).await?,
         None => next.call(req).await?.into_response(),
     };
+    // Before the answer leaves: the client's next list, on any instance, must see this write.
+    if let (Some(info), Some(recent)) = (writer, &state.recent_writes)
+        && let (Some(tenant), Some(subject)) = (info.tenant.get(), info.subject.get())
+    {
+        recent.wrote(tenant, subject).await;
+    }
     if let Some(vendor_type) = vendor_type {
         let is_json = response
             .headers()
@@ -124,6 +134,12 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
             .with_header("retry-after", retry_after.to_string()));
     }
     admit(&caller, state).await?;
+    let mut caller = caller;
+    if let (Some(recent), true) = (&state.recent_writes, policy.list)
+        && !recent.wrote_lately(&caller.tenant, &caller.principal.subject).await
+    {
+        caller.reads = Freshness::MayLag;
+    }
     req.extensions_mut().insert(caller);
     req.extensions_mut().insert(state.services.clone());
     body_limit::apply(req, limit, info.clone())?;

@@ -6,6 +6,7 @@ use crate::auth::{
     Caller, Verifier,
     tenant::{self, TenantError},
 };
+use crate::core::storage::Freshness;
 use crate::wire::error::{ApiError, Kind};
 
 pub const TENANT_HEADER: &str = "x-tenant-id";
@@ -29,5 +30,5 @@ pub fn authenticate(req: &Request, verifier: &Verifier) -> Result<Caller, ApiErr
         TenantError::Malformed => ApiError::bad_header("X-Tenant-ID"),
         TenantError::Forbidden => ApiError::new(Kind::TenantForbidden),
     })?;
-    Ok(Caller { principal, tenant })
+    Ok(Caller { principal, tenant, reads: Freshness::Latest })
 }

@@ -75,6 +75,11 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         headers.insert(CORRELATION_HEADER, value);
     }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // Draining: each connection closes after its answer, so a proxy keeps none idle to an
+    // instance about to stop accepting (a request sent onto one then could not be retried).
+    if state.draining.load(std::sync::atomic::Ordering::Relaxed) {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     if authenticated {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }

@@ -19,7 +19,7 @@ use crate::{
     idempotency::{self, IdempotencyStore},
     ops::{
         activity::ActivityRecorder, maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter,
-        usage::UsageRecorder,
+        recent_writes::RecentWrites, usage::UsageRecorder,
     },
     settings::Settings,
     store,
@@ -59,6 +59,8 @@ pub struct AppState {
     /// Set on SIGTERM: readiness answers 503 while the instance still serves (its drain).
     pub draining: std::sync::atomic::AtomicBool,
     pub rate_limiter: RateLimiter,
+    /// Who wrote a moment ago, so their lists read the primary; `None` without a replica.
+    pub recent_writes: Option<RecentWrites>,
     /// The `route` label of requests that matched no route.
     pub unmatched_route: Arc<str>,
     pub cors: Cors,
@@ -76,13 +78,21 @@ impl AppState {
             timeout: settings.db_timeout(),
             pool_size: settings.db_pool_size,
         };
-        let store = store::connect(connection, true).await?;
-        let idempotency = idempotency::from_settings(settings.redis_url.as_ref().map(|u| u.expose()))?;
+        let replica = settings
+            .database_replica_url
+            .as_ref()
+            .map(|url| store::Replica { url: url.expose(), max_lag: settings.replica_max_lag() });
+        let store = store::connect(connection, replica, true).await?;
+        let idempotency = idempotency::from_settings(&settings)?;
         let maintenance = Maintenance::new(settings.maintenance);
         if let Some((enabled, retry_after)) = store.maintenance().await? {
             maintenance.set(enabled, retry_after);
         }
-        let rate_limiter = RateLimiter::new(settings.rate_limit, settings.redis_url.as_ref().map(|u| u.expose()))?;
+        let rate_limiter = RateLimiter::from_settings(&settings)?;
+        let recent_writes = match settings.database_replica_url {
+            Some(_) => Some(recent_writes(&settings)?),
+            None => None,
+        };
         let limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         let state = Self {
@@ -104,6 +114,7 @@ impl AppState {
             draining: Default::default(),
             connections: Default::default(),
             rate_limiter,
+            recent_writes,
             unmatched_route: Arc::from("unmatched"),
             cors,
             store,
@@ -126,4 +137,14 @@ impl AppState {
         *self.brownouts.write().expect("brownouts") = brownouts;
         Ok(())
     }
+}
+
+/// Marks that outlast the most a replica in use may lag, as its monitor last saw it.
+fn recent_writes(settings: &Settings) -> anyhow::Result<RecentWrites> {
+    let window = settings.replica_max_lag() + store::REPLICA_CHECK_INTERVAL * 2;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(std::time::Duration::from_millis(250)))
+        .set_response_timeout(Some(std::time::Duration::from_millis(250)))
+        .set_number_of_retries(0);
+    Ok(RecentWrites::new(window, crate::redis_link::RedisLink::from_settings(settings, config)?))
 }

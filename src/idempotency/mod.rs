@@ -98,12 +98,13 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     async fn ping(&self) -> Result<(), Unavailable>;
 }
 
-/// Redis when `TANDEM_REDIS_URL` is set, else the in-process store (one instance only).
-pub fn from_settings(redis_url: Option<&str>) -> anyhow::Result<Arc<dyn IdempotencyStore>> {
-    match redis_url {
-        Some(url) => Ok(Arc::new(RedisStore::new(url)?)),
+/// The shared Redis when the settings name one (a URL or Sentinels), else the in-process store
+/// (one instance only).
+pub fn from_settings(settings: &crate::settings::Settings) -> anyhow::Result<Arc<dyn IdempotencyStore>> {
+    match crate::redis_link::RedisLink::from_settings(settings, RedisStore::connection_config())? {
+        Some(link) => Ok(Arc::new(RedisStore::new(link))),
         None => {
-            tracing::warn!("TANDEM_REDIS_URL is unset: idempotency keys live in this process; run one instance only");
+            tracing::warn!("no shared Redis is set: idempotency keys live in this process; run one instance only");
             Ok(Arc::new(MemoryStore::default()))
         }
     }

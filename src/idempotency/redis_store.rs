@@ -12,13 +12,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::{AsyncCommands, Script, aio::ConnectionManager};
 
+use crate::redis_link::RedisLink;
+
 use super::{Claim, Fingerprint, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
 
 /// Every call answers within this, or the store counts as unreachable.
 const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
 
 pub struct RedisStore {
-    connection: ConnectionManager,
+    link: RedisLink,
     complete: Script,
     release: Script,
 }
@@ -47,22 +49,28 @@ fn unavailable(err: impl std::fmt::Display) -> Unavailable {
 }
 
 impl RedisStore {
-    /// Connects lazily: the service starts while Redis is down and recovers when it returns.
-    pub fn new(url: &str) -> anyhow::Result<Self> {
-        let client = redis::Client::open(url)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
+    /// How the store's connection behaves: every call bounded by [`CALL_TIMEOUT`].
+    pub fn connection_config() -> redis::aio::ConnectionManagerConfig {
+        redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CALL_TIMEOUT))
             .set_response_timeout(Some(CALL_TIMEOUT))
             .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(200));
-        let connection = ConnectionManager::new_lazy_with_config(client, config)?;
-        Ok(Self { connection, complete: Script::new(COMPLETE), release: Script::new(RELEASE) })
+            .set_max_delay(Duration::from_millis(200))
+    }
+
+    pub fn new(link: RedisLink) -> Self {
+        Self { link, complete: Script::new(COMPLETE), release: Script::new(RELEASE) }
+    }
+
+    /// The primary's connection, or unavailable (bounded: a Sentinel that hangs counts too).
+    async fn connection(&self) -> Result<ConnectionManager, Unavailable> {
+        self.bounded(self.link.connection()).await
     }
 
     /// Frees our marker under `key` whenever Redis runs the claim we gave up on. EVAL with the
     /// script's text, not EVALSHA: a script Redis does not know yet would fail, unheard.
-    fn abandon(&self, key: &str, token: &str, lease: Duration) {
-        let mut connection = self.connection.clone();
+    fn abandon(&self, connection: &ConnectionManager, key: &str, token: &str, lease: Duration) {
+        let mut connection = connection.clone();
         let mut release = redis::cmd("EVAL");
         release.arg(RELEASE).arg(1).arg(key).arg(token);
         tokio::spawn(async move {
@@ -74,8 +82,19 @@ impl RedisStore {
         });
     }
 
+    /// Tells the link of every failure, so a failover is found before the next call.
     async fn bounded<T>(&self, call: impl Future<Output = redis::RedisResult<T>>) -> Result<T, Unavailable> {
-        tokio::time::timeout(CALL_TIMEOUT, call).await.map_err(|_| unavailable("timed out"))?.map_err(unavailable)
+        match tokio::time::timeout(CALL_TIMEOUT, call).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(err)) => {
+                self.link.failed(&err);
+                Err(unavailable(err))
+            }
+            Err(_) => {
+                self.link.timed_out();
+                Err(unavailable("timed out"))
+            }
+        }
     }
 }
 
@@ -101,7 +120,7 @@ fn parse(value: &str, fingerprint: &Fingerprint) -> Option<Claim> {
 impl IdempotencyStore for RedisStore {
     async fn claim(&self, scope: &Scope, fingerprint: &Fingerprint, lease: Duration) -> Result<Claim, Unavailable> {
         let key = key(scope);
-        let mut connection = self.connection.clone();
+        let mut connection = self.connection().await?;
         // The marker can expire between a failed SET and the GET: then try once more.
         for _ in 0..3 {
             let token = super::token();
@@ -112,7 +131,7 @@ impl IdempotencyStore for RedisStore {
             let set: Option<String> = match self.bounded(connection.set_options(&key, marker, options)).await {
                 Ok(set) => set,
                 Err(err) => {
-                    self.abandon(&key, &token, lease);
+                    self.abandon(&connection, &key, &token, lease);
                     return Err(err);
                 }
             };
@@ -135,7 +154,7 @@ impl IdempotencyStore for RedisStore {
         response: &StoredResponse,
     ) -> Result<(), Unavailable> {
         let value = format!("D|{}|{}", fingerprint.0, serde_json::to_string(response).map_err(unavailable)?);
-        let mut connection = self.connection.clone();
+        let mut connection = self.connection().await?;
         let mut invocation = self.complete.key(key(scope));
         invocation.arg(token).arg(value).arg(RESULT_TTL.as_millis() as u64);
         let _: i64 = self.bounded(invocation.invoke_async(&mut connection)).await?;
@@ -143,7 +162,7 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.connection().await?;
         let mut invocation = self.release.key(key(scope));
         invocation.arg(token);
         let _: i64 = self.bounded(invocation.invoke_async(&mut connection)).await?;
@@ -151,7 +170,7 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn ping(&self) -> Result<(), Unavailable> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.connection().await?;
         let _: String = self.bounded(redis::cmd("PING").query_async(&mut connection)).await?;
         Ok(())
     }

@@ -7,8 +7,9 @@ use std::{
     time::Duration,
 };
 
-/// How often each instance reads the shared state.
-pub const POLL: Duration = Duration::from_secs(2);
+/// How often each instance reads the shared state: a change reaches every instance within
+/// 2 s (CONTRACT §10), one poll plus the query.
+pub const POLL: Duration = Duration::from_secs(1);
 
 pub struct Maintenance {
     /// From the environment: on regardless of the shared state.

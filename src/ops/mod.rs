@@ -5,4 +5,5 @@ pub mod activity;
 pub mod maintenance;
 pub mod metrics;
 pub mod rate_limit;
+pub mod recent_writes;
 pub mod usage;

@@ -12,7 +12,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use redis::{Script, aio::ConnectionManager};
+use redis::Script;
+
+use crate::{redis_link::RedisLink, settings::Settings};
 
 struct Bucket {
     tokens: f64,
@@ -33,7 +35,7 @@ pub struct RateLimiter {
 }
 
 struct Shared {
-    connection: ConnectionManager,
+    link: RedisLink,
     take: Script,
     leases: Mutex<HashMap<(String, String), Lease>>,
     /// After a failure, Redis is left alone until then (requests don't each wait out a timeout).
@@ -71,25 +73,24 @@ if taken == 0 then wait = math.ceil((1 - tokens) / rate * 1000) end
 return {taken, math.floor(tokens), wait}";
 
 impl RateLimiter {
-    pub fn new(per_second: u32, redis_url: Option<&str>) -> anyhow::Result<Self> {
+    /// The limiter the settings ask for: on the shared Redis when there is one.
+    pub fn from_settings(settings: &Settings) -> anyhow::Result<Self> {
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_millis(200)))
+            .set_response_timeout(Some(Duration::from_millis(200)))
+            .set_number_of_retries(0);
+        Ok(Self::new(settings.rate_limit, RedisLink::from_settings(settings, config)?))
+    }
+
+    pub fn new(per_second: u32, link: Option<RedisLink>) -> Self {
         let rate = f64::from(per_second.max(1));
-        let shared = match redis_url {
-            Some(url) => {
-                let config = redis::aio::ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(Duration::from_millis(200)))
-                    .set_response_timeout(Some(Duration::from_millis(200)))
-                    .set_number_of_retries(0);
-                let connection = ConnectionManager::new_lazy_with_config(redis::Client::open(url)?, config)?;
-                Some(Shared {
-                    connection,
-                    take: Script::new(TAKE),
-                    leases: Mutex::new(HashMap::new()),
-                    down_until: Mutex::new(None),
-                })
-            }
-            None => None,
-        };
-        Ok(Self { rate, burst: rate * 2.0, buckets: Mutex::new(HashMap::new()), shared })
+        let shared = link.map(|link| Shared {
+            link,
+            take: Script::new(TAKE),
+            leases: Mutex::new(HashMap::new()),
+            down_until: Mutex::new(None),
+        });
+        Self { rate, burst: rate * 2.0, buckets: Mutex::new(HashMap::new()), shared }
     }
 
     /// A lease's size: a tenth of a second's worth, at least one and at most 100, so that
@@ -124,11 +125,23 @@ impl RateLimiter {
         }
         let redis_key = format!("tandem:rate:{tenant}:{subject}");
         let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
-        let mut connection = shared.connection.clone();
         let mut invocation = shared.take.key(redis_key);
         invocation.arg(self.rate).arg(self.burst).arg(millis).arg(self.chunk());
-        let call = invocation.invoke_async::<(u32, u32, u64)>(&mut connection);
-        let answer = tokio::time::timeout(Duration::from_millis(250), call).await.ok().and_then(Result::ok);
+        let call = async {
+            let mut connection = shared.link.connection().await?;
+            invocation.invoke_async::<(u32, u32, u64)>(&mut connection).await
+        };
+        let answer = match tokio::time::timeout(Duration::from_millis(250), call).await {
+            Ok(Ok(answer)) => Some(answer),
+            Ok(Err(err)) => {
+                shared.link.failed(&err);
+                None
+            }
+            Err(_) => {
+                shared.link.timed_out();
+                None
+            }
+        };
         let Some((taken, left, wait_ms)) = answer else {
             *shared.down_until.lock().expect("rate limit state") = Some(now + Duration::from_secs(1));
             return None;
@@ -184,7 +197,7 @@ mod tests {
 
     #[test]
     fn bursts_of_twice_the_rate_then_refills() {
-        let limiter = RateLimiter::new(5, None).unwrap();
+        let limiter = RateLimiter::new(5, None);
         let start = Instant::now();
         let allowed = (0..12).filter(|_| limiter.check_local("t", "ada", start).allowed).count();
         assert_eq!(allowed, 10);

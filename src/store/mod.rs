@@ -26,13 +26,31 @@ pub struct Connection<'a> {
     pub pool_size: u32,
 }
 
-/// Opens the store `TANDEM_DATABASE_URL` names (`sqlite://…` or `postgres://…`), applying
-/// migrations when asked.
-pub async fn connect(connection: Connection<'_>, migrate: bool) -> anyhow::Result<Arc<dyn Store>> {
+/// A PostgreSQL streaming replica that lists may read from. No `Debug`: the URL may hold a
+/// password.
+#[derive(Clone, Copy)]
+pub struct Replica<'a> {
+    pub url: &'a str,
+    /// Skipped while further behind than this.
+    pub max_lag: Duration,
+}
+
+/// How often a replica's lag is checked: a write is on the replica at most `max_lag` plus
+/// this after it committed, or the replica is no longer read.
+pub const REPLICA_CHECK_INTERVAL: Duration = postgres::replica::CHECK_INTERVAL;
+
+/// Opens the store `TANDEM_DATABASE_URL` names (`sqlite://…` or `postgres://…`), with the
+/// replica lists may read from, applying migrations when asked.
+pub async fn connect(
+    connection: Connection<'_>,
+    replica: Option<Replica<'_>>,
+    migrate: bool,
+) -> anyhow::Result<Arc<dyn Store>> {
     let Connection { url, timeout, pool_size } = connection;
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(postgres::PgStore::connect(url, timeout, pool_size, migrate).await?))
+        Ok(Arc::new(postgres::PgStore::connect(url, timeout, pool_size, migrate, replica).await?))
     } else if url.starts_with("sqlite:") {
+        anyhow::ensure!(replica.is_none(), "TANDEM_DATABASE_REPLICA_URL needs PostgreSQL");
         Ok(Arc::new(sqlite::SqliteStore::connect(url, timeout, migrate).await?))
     } else {
         anyhow::bail!("TANDEM_DATABASE_URL must start with sqlite:// or postgres://")

@@ -105,7 +105,7 @@ impl CustomersApi {
     ) -> Result<CustomerPage, Fail> {
         let filter = CustomerFilter::default();
         let request = request(limits, *page.0, *size.0, sort_by.0.into_inner(), &filter)?;
-        let listing = customers.list(&auth.0.tenant, request, filter).await?;
+        let listing = customers.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 
@@ -133,7 +133,7 @@ impl CustomersApi {
             .map_err(|rule| ApiError::validation(vec![FieldError::parameter("branchCode", rule)]))?;
         let filter = CustomerFilter { branch_code: Some(branch.as_str().to_string()), keyword: None };
         let request = request(limits, *page.0, *size.0, None, &filter)?;
-        let listing = customers.list(&auth.0.tenant, request, filter).await?;
+        let listing = customers.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 

@@ -69,7 +69,7 @@ impl UsersApi {
             return Err(ApiError::validation(errors).into());
         }
         let request = ListRequest::page(vec![], page, &[]);
-        let page = users.list(&auth.0.tenant, request, UserFilter::default()).await?;
+        let page = users.list(&auth.0.tenant, request, UserFilter::default(), auth.0.reads).await?;
         let path = format!("{}/users", info.base_path());
         let links = page_links(&path, original.original_uri().query(), &page);
         let total = page.total.unwrap_or_default();

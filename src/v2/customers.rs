@@ -117,7 +117,7 @@ impl CustomersApi {
             cursor: cursor.0,
         };
         let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
-        let listing = customers.list(&auth.0.tenant, request, filter).await?;
+        let listing = customers.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }
 

@@ -93,7 +93,7 @@ impl UsersApi {
             cursor: cursor.0,
         };
         let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
-        let listing = users.list(&auth.0.tenant, request, filter).await?;
+        let listing = users.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
         Ok(UserPage::Ok(Json(Page::from_listing(listing, UserV2::from))))
     }
 

@@ -22,6 +22,7 @@ pub struct CustomerList {
     pub window: Window,
     pub limit: u32,
     pub count: bool,
+    pub freshness: super::Freshness,
 }
 
 #[async_trait]

@@ -19,6 +19,27 @@ pub use workbench::{
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// What a list may read. A store with a replica serves `MayLag` lists from it while it keeps
+/// up; `Latest` (a client's read right after its own write) always reads the primary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Freshness {
+    #[default]
+    Latest,
+    MayLag,
+}
+
+/// The replica lists may read from, as its monitor last saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplicaStats {
+    /// Whether lists read from it now (it answers and keeps up).
+    pub in_use: bool,
+    /// How far it is behind the primary, in seconds; `None` while it does not answer.
+    pub lag_seconds: Option<f64>,
+    /// Lists read from it, and lists that would have but read the primary instead.
+    pub reads: u64,
+    pub fallbacks: u64,
+}
+
 /// Everything the service stores: users, customers, operations and the migration workbench,
 /// each its own trait.
 #[async_trait]
@@ -31,6 +52,11 @@ pub trait Store: UserStore + CustomerStore + OpsStore + WorkbenchStore + Send + 
 
     /// Connections open and idle, for the pool gauges.
     fn pool_stats(&self) -> PoolStats;
+
+    /// The replica lists may read from, if one is configured.
+    fn replica_stats(&self) -> Option<ReplicaStats> {
+        None
+    }
 
     /// How user inserts were written, where a backend gathers them; `None` where each is
     /// written alone.

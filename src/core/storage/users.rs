@@ -34,6 +34,7 @@ pub struct UserList {
     /// Rows to fetch (one more than the page, to learn whether another follows).
     pub limit: u32,
     pub count: bool,
+    pub freshness: super::Freshness,
 }
 
 #[async_trait]

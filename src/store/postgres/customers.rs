@@ -61,6 +61,12 @@ const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, cr
 #[async_trait]
 impl CustomerStore for PgStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
+        if let Some(replica) = self.replica_for(query.freshness) {
+            match replica.store.list_customers(tenant, query).await {
+                Ok(page) => return Ok(replica.read_and(page)),
+                Err(err) => replica.failed(&err),
+            }
+        }
         let list = lists::customers(query, tenant);
         timed(self.timeout, async {
             // A deep page learns the total first (a counter read), to read from the nearer end.

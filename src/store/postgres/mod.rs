@@ -68,6 +68,7 @@ mod held;
 mod lists;
 mod ops;
 mod pipelined;
+pub(super) mod replica;
 mod users;
 mod workbench;
 
@@ -80,10 +81,18 @@ pub struct PgStore {
     /// Reads by key; `None` when tokio-postgres cannot read the URL.
     reads: Option<pipelined::Pipelined>,
     timeout: Duration,
+    /// Where lists that may lag read from, while it keeps up.
+    replica: Option<Arc<replica::Replica>>,
 }
 
 impl PgStore {
-    pub async fn connect(url: &str, timeout: Duration, pool_size: u32, migrate: bool) -> anyhow::Result<Self> {
+    pub async fn connect(
+        url: &str,
+        timeout: Duration,
+        pool_size: u32,
+        migrate: bool,
+        replica: Option<super::Replica<'_>>,
+    ) -> anyhow::Result<Self> {
         let server_limit = super::server_side_limit(timeout);
         let limit = format!("{}ms", server_limit.as_millis());
         let options = PgConnectOptions::from_str(url)?
@@ -106,7 +115,18 @@ impl PgStore {
         let reads = pipelined::Pipelined::new(url, timeout, server_limit);
         let held = Arc::new(held::Held::new(pool.clone(), pool_size));
         let inserts = gathered::Gathered::start(held.clone());
-        Ok(Self { held, inserts, pool, reads, timeout })
+        let replica = match replica {
+            Some(r) => {
+                Some(Box::pin(replica::Replica::start(r.url, r.max_lag, timeout, pool_size, pool.clone())).await?)
+            }
+            None => None,
+        };
+        Ok(Self { held, inserts, pool, reads, timeout, replica })
+    }
+
+    /// The replica, when a list of this freshness may read it now.
+    fn replica_for(&self, freshness: crate::core::storage::Freshness) -> Option<&replica::Replica> {
+        self.replica.as_deref().filter(|r| r.serves(freshness))
     }
 
     /// Runs `work` on a held connection (see `held`): statements, or a transaction begun on it.
@@ -182,6 +202,10 @@ impl Store for PgStore {
             }
         })
         .await
+    }
+
+    fn replica_stats(&self) -> Option<crate::core::storage::ReplicaStats> {
+        self.replica.as_ref().map(|r| r.stats())
     }
 
     fn insert_stats(&self) -> Option<crate::core::storage::InsertStats> {

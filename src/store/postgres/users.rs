@@ -106,6 +106,12 @@ impl UserStore for PgStore {
     }
 
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
+        if let Some(replica) = self.replica_for(query.freshness) {
+            match replica.store.list_users(tenant, query).await {
+                Ok(page) => return Ok(replica.read_and(page)),
+                Err(err) => replica.failed(&err),
+            }
+        }
         let list = lists::users(query, tenant);
         let decode = Decode { pooled: user_from, pipelined: |row| Ok(user_from_row!(row)) };
         timed(self.timeout, self.list_page(&list, query.count, None, decode)).await
