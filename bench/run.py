@@ -485,6 +485,18 @@ def write(results, latency, memory, http, ceilings, targets, notes, peer_results
 KEPT_FROM = "## Figures behind the code"
 
 
+def replace_section(heading, lines):
+    """Puts `lines` (starting with `heading`) at the end of bench/RESULTS.md, in place of the
+    section with that heading from an earlier run. `bench/run` keeps these sections as they are."""
+    path = BENCH / "RESULTS.md"
+    text = path.read_text()
+    at = text.find(heading)
+    if at >= 0:
+        end = text.find("\n## ", at + len(heading))
+        text = text[:at] + (text[end + 1:] if end >= 0 else "")
+    path.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines))
+
+
 def kept_sections():
     path = BENCH / "RESULTS.md"
     text = path.read_text() if path.exists() else ""

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from run import BENCH, DB, ENV, PORT, TANDEM, parse_wrk, prepare_data, psql, sh, wait_ready
+from run import replace_section, BENCH, DB, ENV, PORT, TANDEM, parse_wrk, prepare_data, psql, sh, wait_ready
 
 MINUTES = int(os.environ.get("SOAK_MINUTES", "10"))
 WARMUP_SECONDS = int(os.environ.get("SOAK_WARMUP_SECONDS", "60"))
@@ -88,13 +88,7 @@ def write(start, rows):
     verdict = "met" if growth <= 1.0 else "not met"
     lines += ["", f"RSS growth after warm-up: {growth:+.2f} MB at the end, {peak_growth:+.2f} MB at most "
               f"(target ≤ 1 MB: {verdict}).", ""]
-    path = BENCH / "RESULTS.md"
-    text = path.read_text()
-    at = text.find(SECTION)
-    if at >= 0:
-        end = text.find("\n## ", at + len(SECTION))
-        text = text[:at] + (text[end + 1:] if end >= 0 else "")
-    path.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines))
+    replace_section(SECTION, lines)
 
 
 if __name__ == "__main__":
