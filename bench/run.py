@@ -191,11 +191,11 @@ def inserts_written():
     return counter("tandem_db_user_insert_statements_total"), counter("tandem_db_user_insert_rows_total")
 
 
-def timed_get(path, token, tries=31):
+def timed_get(path, token, tries=31, port=PORT):
     times = []
     for _ in range(tries):
         started = time.perf_counter()
-        request = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", headers={"Authorization": f"Bearer {token}"})
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(request) as answer:
             answer.read()
         times.append((time.perf_counter() - started) * 1000)
@@ -203,8 +203,8 @@ def timed_get(path, token, tries=31):
     return times[len(times) // 2]
 
 
-def get_json(path, token):
-    request = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", headers={"Authorization": f"Bearer {token}"})
+def get_json(path, token, port=PORT):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request) as answer:
         return json.loads(answer.read())
 
