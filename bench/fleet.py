@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from run import replace_section, BENCH, ENV, PORT, ROOT, TANDEM, interleaved, prepare_data, sh, wait_ready
+from run import replace_section, stop_all, BENCH, ENV, PORT, ROOT, TANDEM, interleaved, prepare_data, sh, wait_ready
 
 SECTION = "## Fleet"
 FLEET_PORTS = [PORT + 1, PORT + 2, PORT + 3]
@@ -91,10 +91,7 @@ def main():
         results = interleaved(runs)
         cpu_after = {name: sum(tree_cpu(p.pid) for p in ps) for name, ps in processes.items()}
     finally:
-        for p in everything:
-            p.terminate()
-        for p in everything:
-            p.wait(timeout=30)
+        stop_all(everything)
         log.close()
     cpu = {name: cpu_after[name] - cpu_before[name] for name in processes}
     write(results, cpu)

@@ -497,6 +497,14 @@ def replace_section(heading, lines):
     path.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines))
 
 
+def stop_all(processes, seconds=30):
+    """SIGTERM to every process first, then waits for each: they drain at the same time."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.wait(timeout=seconds)
+
+
 def kept_sections():
     path = BENCH / "RESULTS.md"
     text = path.read_text() if path.exists() else ""

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from run import (BENCH, ENV, PORT, TANDEM, get_json, interleaved, prepare_data, psql, replace_section, sh,
+from run import (BENCH, ENV, PORT, TANDEM, get_json, interleaved, prepare_data, psql, replace_section, sh, stop_all,
                  timed_get, wait_ready)
 
 SECTION = "## Ten times the data"
@@ -71,10 +71,7 @@ def main():
         latency = {f"{name} {size}": timed_get(kwargs["path"], token, port=kwargs["port"])
                    for size, table in (("1M", small), ("10M", big)) for name, kwargs in table.items()}
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            server.wait(timeout=30)
+        stop_all(servers)
         log.close()
     write(results, latency, seeded)
     return 0
