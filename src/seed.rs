@@ -136,16 +136,13 @@ pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64
     for start in (existing_customers..existing_customers + customers).step_by(BATCH as usize) {
         let end = (start + BATCH).min(existing_customers + customers);
         let rows: Vec<NewCustomer> = (start..end).map(customer).collect();
-        let report = ImportReport {
-            id: Uuid::now_v7(),
-            status: ImportStatus::Completed,
-            received: rows.len() as u64,
-            created: rows.len() as u64,
-            skipped: 0,
-            errors: vec![],
-            created_at: Utc::now(),
-        };
-        store.import_customers(tenant, &report, &rows, None).await?;
+        let (id, now) = (Uuid::now_v7(), Utc::now());
+        let mut import = store.begin_import(tenant, id, now, None).await?;
+        import.write(&rows).await?;
+        let (received, created, skipped) = (rows.len() as u64, rows.len() as u64, 0);
+        let status = ImportStatus::Completed;
+        let report = ImportReport { id, status, received, created, skipped, errors: vec![], created_at: now };
+        import.commit(&report).await?;
     }
     if customers > 0 {
         eprintln!("seeded {customers} customers in {:.1} s", started.elapsed().as_secs_f64());

@@ -1,6 +1,6 @@
 //! Customer operations shared by every API version: lists, one customer, bulk import.
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
 use chrono::{SubsecRound, Utc};
 use uuid::Uuid;
@@ -8,10 +8,10 @@ use uuid::Uuid;
 use crate::core::storage::{Constraint, CustomerList, Freshness, Store, StoreError};
 use crate::core::{
     CoreError,
-    customer::{Customer, CustomerSort, NewCustomer},
+    customer::{Customer, CustomerSort},
     fields::Rule,
-    idempotency::{Created, IdempotencyRecord},
-    import::{ImportPlan, ImportReport, ImportStatus, MAX_LISTED_ERRORS, OnError, RowError, parse_csv},
+    idempotency::IdempotencyRecord,
+    import::{ImportReport, ImportSession, RowError},
     listing::{ListRequest, Listing, full_order},
     pattern::{POSITIVE_ID, UUID},
 };
@@ -82,46 +82,15 @@ impl Customers {
         self.store.find_import(tenant, id).await?.ok_or(CoreError::NotFound)
     }
 
-    /// Checks every row of a CSV file, then writes it in one transaction. `Reject`: any bad row
-    /// refuses the whole file. `Skip`: the valid rows are written, the bad ones reported.
-    pub async fn import(
-        &self,
-        tenant: &str,
-        file: &[u8],
-        on_error: OnError,
-        idempotency: Option<IdempotencyRecord>,
-    ) -> Result<Created<ImportReport>, CoreError> {
-        let now = Utc::now().trunc_subsecs(0);
-        let mut plan = parse_csv(file, now).map_err(CoreError::UnreadableFile)?;
-        self.mark_existing(tenant, &mut plan).await?;
-        plan.errors.sort_by_key(|e| e.line);
-        let invalid_rows = count_lines(&plan.errors);
-        if on_error == OnError::Reject && invalid_rows > 0 {
-            plan.errors.truncate(MAX_LISTED_ERRORS);
-            return Err(CoreError::ImportRejected(Rejection {
-                received: plan.received,
-                invalid_rows,
-                errors: plan.errors,
-            }));
-        }
-        let rows: Vec<NewCustomer> = plan.rows.into_iter().map(|(_, row)| row).collect();
-        plan.errors.truncate(MAX_LISTED_ERRORS);
-        let report = ImportReport {
-            id: Uuid::now_v7(),
-            status: if invalid_rows == 0 { ImportStatus::Completed } else { ImportStatus::CompletedWithSkips },
-            received: plan.received,
-            created: rows.len() as u64,
-            skipped: invalid_rows,
-            errors: plan.errors,
-            created_at: now,
-        };
-        match self.store.import_customers(tenant, &report, &rows, idempotency.as_ref()).await {
-            Ok(()) => Ok(Created { record: report, replayed: false }),
+    /// Begins an import: feed the file to the session as it arrives, then finish it. A keyed
+    /// request whose earlier try made its import gets that import again instead.
+    pub async fn begin_import(&self, tenant: &str, idempotency: Option<IdempotencyRecord>) -> Result<Begun, CoreError> {
+        let (id, now) = (Uuid::now_v7(), Utc::now().trunc_subsecs(0));
+        match self.store.begin_import(tenant, id, now, idempotency.as_ref()).await {
+            Ok(writer) => Ok(Begun::Session(Box::new(ImportSession::new(id, now, writer)))),
             Err(StoreError::Conflict(conflict)) => match &idempotency {
                 Some(key) => match self.store.find_import_by_idempotency(tenant, &key.scope).await? {
-                    Some((earlier, fingerprint)) if fingerprint == key.fingerprint => {
-                        Ok(Created { record: earlier, replayed: true })
-                    }
+                    Some((earlier, fingerprint)) if fingerprint == key.fingerprint => Ok(Begun::Replayed(earlier)),
                     Some(_) => Err(CoreError::IdempotencyMismatch),
                     None => Err(conflict_error(conflict)),
                 },
@@ -130,34 +99,14 @@ impl Customers {
             Err(err) => Err(err.into()),
         }
     }
-
-    /// Rows whose customer number the tenant already has become errors.
-    async fn mark_existing(&self, tenant: &str, plan: &mut ImportPlan) -> Result<(), CoreError> {
-        let numbers: Vec<&str> = plan.rows.iter().map(|(_, c)| c.customer_number.as_str()).collect();
-        let existing = self.store.existing_customer_numbers(tenant, &numbers).await?;
-        if existing.is_empty() {
-            return Ok(());
-        }
-        let existing: std::collections::HashSet<String> = existing.into_iter().collect();
-        let (taken, free): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.rows)
-            .into_iter()
-            .partition(|(_, c)| existing.contains(c.customer_number.as_str()));
-        plan.rows = free;
-        plan.errors.extend(taken.into_iter().map(|(line, _)| RowError {
-            line,
-            column: "customerNumber".into(),
-            rule: Rule::AlreadyExists,
-        }));
-        Ok(())
-    }
 }
 
-fn count_lines(errors: &[RowError]) -> u64 {
-    let mut lines: HashMap<u64, ()> = HashMap::new();
-    for error in errors {
-        lines.insert(error.line, ());
-    }
-    lines.len() as u64
+/// How an import began.
+pub enum Begun {
+    /// A new import: feed it the file.
+    Session(Box<ImportSession>),
+    /// An earlier try of the same keyed request made this import: nothing new is written.
+    Replayed(ImportReport),
 }
 
 /// Another writer took a customer number between our check and our write.

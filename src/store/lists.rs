@@ -1,7 +1,7 @@
 //! The core's list queries as the shared SQL description both backends run, and the counter
 //! rows that keep exact totals.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use super::{
     query::{Column, Counter, ListSql, SqlValue},
@@ -99,17 +99,34 @@ pub(crate) fn customers<'a>(query: &'a CustomerList, tenant: &'a str) -> ListSql
     }
 }
 
-/// Rows per branch, and the tenant's total under [`ALL_BRANCHES`].
-pub(crate) fn branch_counts(rows: &[NewCustomer]) -> Vec<(String, i64)> {
-    let mut counts: HashMap<&str, i64> = HashMap::new();
-    for row in rows {
-        *counts.entry(row.branch_code.as_str()).or_default() += 1;
+/// What an import adds to the counters: rows per branch, and the tenant's total under
+/// [`ALL_BRANCHES`]. Kept until the import commits, so concurrent imports hold the counter rows
+/// only briefly; a file that names very many branches has them flushed early instead.
+#[derive(Default)]
+pub(crate) struct Tally {
+    branches: BTreeMap<String, i64>,
+    total: i64,
+}
+
+impl Tally {
+    /// Branches held at most before a flush.
+    const MAX_BRANCHES: usize = 1024;
+
+    pub fn add(&mut self, row: &NewCustomer) {
+        *self.branches.entry(row.branch_code.as_str().to_string()).or_default() += 1;
+        self.total += 1;
     }
-    let mut counts: Vec<(String, i64)> = counts.into_iter().map(|(b, n)| (b.to_string(), n)).collect();
-    // A fixed order: concurrent imports lock the counter rows in the same order.
-    counts.sort();
-    if !rows.is_empty() {
-        counts.insert(0, (ALL_BRANCHES.to_string(), rows.len() as i64));
+
+    pub fn is_full(&self) -> bool {
+        self.branches.len() >= Self::MAX_BRANCHES
     }
-    counts
+
+    /// The counts to add, the total first and then by branch (concurrent imports lock the
+    /// counter rows in one order); the tally is empty afterwards.
+    pub fn take(&mut self) -> Vec<(String, i64)> {
+        let total = std::mem::take(&mut self.total);
+        let branches = std::mem::take(&mut self.branches);
+        let total = (total > 0).then(|| (ALL_BRANCHES.to_string(), total));
+        total.into_iter().chain(branches).collect()
+    }
 }

@@ -146,7 +146,7 @@ impl CustomersApi {
         keyed: Keyed,
         upload: CsvUpload,
     ) -> Result<About<ImportCreated>, Fail> {
-        let report = created(customers.import(&auth.0.tenant, &upload.file, upload.on_error, keyed.0).await?, &info);
+        let report = created(upload.import_into(&customers, &auth.0.tenant, keyed.0).await?, &info);
         let (id, location) = (report.id, format!("/api/v2/customers/imports/{}", report.id));
         Ok(About::new(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location), id))
     }

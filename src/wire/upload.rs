@@ -1,7 +1,10 @@
 //! The import upload: `multipart/form-data` with a `file` part (the CSV) and an optional
-//! `options` part (`{"onError": "reject" | "skip"}`). Parts are read from the body stream, which
-//! the body limit already caps: nothing is spooled to disk, and past the limit reading stops
-//! with 413.
+//! `options` part (`{"onError": "reject" | "skip"}`), before or after the file. The file is
+//! handed to the import piece by piece as it arrives, so an upload of any size is read in
+//! bounded memory; the body limit still caps it, and past the limit reading stops with 413.
+//! Only the first `file` part is read; parts the upload does not know are skipped.
+
+use std::pin::Pin;
 
 use poem::{FromRequest, Request, RequestBody, web::Multipart};
 use poem_openapi::{
@@ -11,6 +14,7 @@ use poem_openapi::{
     types::multipart::Upload,
 };
 use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
     body_limit::BodyTooLarge,
@@ -18,11 +22,15 @@ use super::{
     payload::unsupported,
 };
 use crate::core::{
+    customers::{Begun, Customers},
     fields::{FieldError, Rule},
-    import::OnError,
+    idempotency::{Created, IdempotencyRecord},
+    import::{ImportReport, OnError},
 };
 
 const MULTIPART: &str = "multipart/form-data";
+/// How much of the file is read at a time.
+const PIECE: usize = 64 * 1024;
 
 /// The parts the upload reads, with the media type each holds.
 pub const PARTS: [(&str, &str); 2] = [("file", "text/csv"), ("options", "application/json")];
@@ -38,9 +46,12 @@ pub struct ImportUpload {
     pub options: Option<String>,
 }
 
+/// An upload whose `file` part has begun to arrive.
 pub struct CsvUpload {
-    pub file: Vec<u8>,
-    pub on_error: OnError,
+    multipart: Multipart,
+    file: Pin<Box<dyn AsyncRead + Send>>,
+    /// From an `options` part before the file.
+    on_error: Option<OnError>,
 }
 
 #[derive(Deserialize)]
@@ -86,23 +97,60 @@ impl<'a> ApiExtractor<'a> for CsvUpload {
         let mut multipart = <Multipart as FromRequest>::from_request(request, body)
             .await
             .map_err(|e| multipart_error(std::io::Error::other(e.to_string())))?;
-        let (mut file, mut on_error) = (None, OnError::default());
+        let mut on_error = None;
         while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
             match field.name() {
-                Some("file") => file = Some(field.bytes().await.map_err(multipart_error)?),
-                Some("options") => {
-                    let raw = field.bytes().await.map_err(multipart_error)?;
-                    let options: Options = serde_json::from_slice(&raw)
-                        .map_err(|_| ApiError::validation(vec![FieldError::body("options", Rule::Invalid)]))?;
-                    on_error = options.on_error;
-                }
+                Some("file") => return Ok(CsvUpload { multipart, file: Box::pin(field.into_async_read()), on_error }),
+                Some("options") => on_error = Some(options(field).await?),
                 // Other parts are not ours to read; skipping still counts against the limit.
                 _ => {
                     field.bytes().await.map_err(multipart_error)?;
                 }
             }
         }
-        let file = file.ok_or_else(|| ApiError::validation(vec![FieldError::body("file", Rule::Required)]))?;
-        Ok(CsvUpload { file, on_error })
+        Err(ApiError::validation(vec![FieldError::body("file", Rule::Required)]).into())
+    }
+}
+
+async fn options(field: poem::web::Field) -> Result<OnError, ApiError> {
+    let raw = field.bytes().await.map_err(multipart_error)?;
+    let options: Options = serde_json::from_slice(&raw)
+        .map_err(|_| ApiError::validation(vec![FieldError::body("options", Rule::Invalid)]))?;
+    Ok(options.on_error)
+}
+
+impl CsvUpload {
+    /// Imports the file into `tenant`'s customers as it arrives. Any error on the way (the
+    /// upload, the file, a row under `reject`, the store) leaves nothing written.
+    pub async fn import_into(
+        mut self,
+        customers: &Customers,
+        tenant: &str,
+        keyed: Option<IdempotencyRecord>,
+    ) -> Result<Created<ImportReport>, ApiError> {
+        let mut session = match customers.begin_import(tenant, keyed).await? {
+            Begun::Session(session) => session,
+            Begun::Replayed(earlier) => return Ok(Created { record: earlier, replayed: true }),
+        };
+        let mut piece = vec![0; PIECE];
+        loop {
+            let read = self.file.read(&mut piece).await.map_err(multipart_error)?;
+            if read == 0 {
+                break;
+            }
+            session.feed(&piece[..read]).await?;
+        }
+        drop(self.file);
+        let mut on_error = self.on_error;
+        while let Some(field) = self.multipart.next_field().await.map_err(multipart_error)? {
+            match field.name() {
+                Some("options") => on_error = Some(options(field).await?),
+                _ => {
+                    field.bytes().await.map_err(multipart_error)?;
+                }
+            }
+        }
+        let report = session.finish(on_error.unwrap_or_default()).await?;
+        Ok(Created { record: report, replayed: false })
     }
 }

@@ -1,7 +1,10 @@
 //! Bulk import: both modes, every way a file can be wrong, limits, roles and retries.
 
+use std::time::Duration;
+
 use reqwest::Method;
 use serde_json::json;
+use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use crate::{
     customers::{HEADER, rows, total},
@@ -18,6 +21,9 @@ crate::scenarios![
     an_upload_over_the_limit_is_413_and_writes_nothing,
     only_admins_import_and_read_reports,
     a_retried_upload_with_a_new_boundary_replays,
+    a_file_of_many_batches_finds_duplicates_across_them,
+    a_client_gone_mid_upload_leaves_nothing_and_holds_nothing,
+    a_row_past_the_record_limit_makes_the_file_unreadable,
 ];
 
 async fn an_import_creates_customers_and_a_report(backend: Backend) {
@@ -238,4 +244,78 @@ async fn a_retried_upload_with_a_new_boundary_replays(backend: Backend) {
     )
     .await;
     other.assert_status(422);
+}
+
+/// The file is written batch by batch as it arrives: a duplicate's first row may be thousands
+/// of rows (several batches) back, and `options` may come before the file.
+async fn a_file_of_many_batches_finds_duplicates_across_them(backend: Backend) {
+    let app = backend.spawn().await;
+    app.upload("/upload", &rows(9000, 1), None).await.assert_status(201);
+    let mut csv = rows(1, 5000);
+    csv.push_str("0000001,Twin,twin@example.com,555-0001,1\n");
+    csv.push_str("0009000,Stored,stored@example.com,555-9000,2\n");
+    csv.push_str("0000002,Late twin,late@example.com,555-0002,3\n");
+    let boundary = "options-first";
+    let mut body =
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{{\"onError\":\"skip\"}}\r\n")
+            .into_bytes();
+    body.extend_from_slice(&multipart(csv.as_bytes(), None, boundary).1);
+    let reply = send(
+        app.request(Method::POST, "/api/v2/customers/imports")
+            .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+            .body(body),
+    )
+    .await;
+    reply.assert_status(201);
+    let report = reply.json();
+    assert_eq!((&report["received"], &report["created"], &report["skipped"]), (&json!(5003), &json!(5000), &json!(3)));
+    assert_eq!(
+        report["errors"],
+        json!([
+            {"line": 5002, "column": "customerNumber", "code": "duplicate", "message": "repeats the value of line 2"},
+            {"line": 5003, "column": "customerNumber", "code": "exists", "message": "already exists"},
+            {"line": 5004, "column": "customerNumber", "code": "duplicate", "message": "repeats the value of line 3"},
+        ])
+    );
+    assert_eq!(total(&app, "").await, 5001);
+    let branches =
+        [total(&app, "branchCode=1").await, total(&app, "branchCode=2").await, total(&app, "branchCode=3").await];
+    assert_eq!(branches, [1667, 1667, 1667], "each branch counter moved by what was written there");
+}
+
+/// A client that goes away halfway through its upload: the rows already written roll back,
+/// and the import holds no connection or lock afterwards (the next import and write go through).
+async fn a_client_gone_mid_upload_leaves_nothing_and_holds_nothing(backend: Backend) {
+    let app = backend.spawn().await;
+    let (content_type, body) = multipart(rows(1, 20_000).as_bytes(), None, "gone");
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /api/v2/customers/imports HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        app.admin,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body[..body.len() / 2]).await.unwrap();
+    // Time for the server to write the batches it has.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    assert_eq!(total(&app, "").await, 0);
+    let next = app.upload("/api/v2/customers/imports", &rows(1, 3000), None).await;
+    next.assert_status(201);
+    assert_eq!(next.json()["created"], 3000, "no row of the abandoned import is left to collide with");
+    app.create_user("Ada", "ada@example.com").await;
+    assert_eq!(total(&app, "").await, 3000);
+}
+
+async fn a_row_past_the_record_limit_makes_the_file_unreadable(backend: Backend) {
+    let app = backend.spawn().await;
+    let mut csv = format!("{HEADER},notes\n1,A,a@example.com,555-0100,1,short\n");
+    csv.push_str(&format!("2,B,b@example.com,555-0100,1,{}\n", "x".repeat(tandem::core::import::MAX_RECORD_BYTES)));
+    let reply = app.upload("/upload", &csv, None).await;
+    reply.assert_status(400);
+    assert_eq!(reply.json()["errors"], json!([{"line": 3, "column": "", "code": "invalid", "message": "is invalid"}]));
+    assert_eq!(total(&app, "").await, 0);
 }

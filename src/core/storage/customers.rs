@@ -1,6 +1,7 @@
 //! The storage port for customers and their imports: what the core asks of any store.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::StoreResult;
@@ -33,17 +34,16 @@ pub trait CustomerStore: Send + Sync {
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>>;
 
-    /// Which of `numbers` the tenant already has.
-    async fn existing_customer_numbers(&self, tenant: &str, numbers: &[&str]) -> StoreResult<Vec<String>>;
-
-    /// Writes the report, the rows and the counters in one transaction: all or nothing.
-    async fn import_customers(
+    /// Opens the transaction of an import with this id and time. Its report row (and so the
+    /// keyed request's scope) is taken at once: another try of the same keyed request finds
+    /// it (`Conflict(ImportIdempotency)`) before writing anything.
+    async fn begin_import(
         &self,
         tenant: &str,
-        report: &ImportReport,
-        rows: &[NewCustomer],
+        id: Uuid,
+        created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
-    ) -> StoreResult<()>;
+    ) -> StoreResult<Box<dyn ImportWriter>>;
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>>;
 
@@ -53,4 +53,22 @@ pub trait CustomerStore: Send + Sync {
         tenant: &str,
         scope: &str,
     ) -> StoreResult<Option<(ImportReport, String)>>;
+}
+
+/// An import being written, in one transaction: rows go in batch by batch, [`commit`] stores
+/// the report and the counters, and dropping it before that writes nothing.
+///
+/// [`commit`]: ImportWriter::commit
+#[async_trait]
+pub trait ImportWriter: Send {
+    /// Notes each number (at most once in `numbers`) as first seen on its line in this import,
+    /// unless an earlier call noted it: then its answer is that earlier line.
+    async fn earlier_lines(&mut self, numbers: &[(&str, u64)]) -> StoreResult<Vec<Option<u64>>>;
+
+    /// Writes the customers whose number the tenant does not have yet (the numbers are
+    /// distinct); says for each whether it was written.
+    async fn write(&mut self, customers: &[NewCustomer]) -> StoreResult<Vec<bool>>;
+
+    /// Stores the report and the counters of what was written, and commits.
+    async fn commit(self: Box<Self>, report: &ImportReport) -> StoreResult<()>;
 }

@@ -9,7 +9,7 @@ mod workbench;
 
 use async_trait::async_trait;
 
-pub use customers::{CustomerList, CustomerStore};
+pub use customers::{CustomerList, CustomerStore, ImportWriter};
 pub use errors::{Constraint, StoreError};
 pub use ops::{OpsStore, UsageRow};
 pub use users::{NewUser, UserList, UserStore};

@@ -1,25 +1,23 @@
-//! PostgreSQL: customers and imports. Rows go in with `UNNEST` batches; the counters move in
-//! the same transaction.
+//! PostgreSQL: customers and import reports (an import's writing is in `imports`).
 
 use async_trait::async_trait;
-use sqlx::{Connection, Row, postgres::PgRow};
+use chrono::{DateTime, Utc};
+use sqlx::{Row, postgres::PgRow};
 use uuid::Uuid;
 
-use super::{PgStore, classify, lift_limit, lists::Decode, read_total, restore_limit};
+use super::{PgStore, classify, lists::Decode, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, StoreResult},
+    core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult},
     core::{
-        customer::{Customer, NewCustomer},
+        customer::Customer,
         idempotency::IdempotencyRecord,
         import::{ImportReport, ImportStatus},
     },
     store::{
-        lists::{self, CUSTOMER_COLUMNS, branch_counts},
-        timed, with_import_budget,
+        lists::{self, CUSTOMER_COLUMNS},
+        timed,
     },
 };
-
-const BATCH: usize = 5000;
 
 /// A `Customer` by position (a name lookup per cell showed in the list's profile), from
 /// either driver's row: every query that uses this selects `CUSTOMER_COLUMNS` first, in
@@ -89,41 +87,14 @@ impl CustomerStore for PgStore {
         .await
     }
 
-    async fn existing_customer_numbers(&self, tenant: &str, numbers: &[&str]) -> StoreResult<Vec<String>> {
-        let sql = "SELECT customer_number FROM customers WHERE tenant = $1 AND customer_number = ANY($2)";
-        timed(with_import_budget(self.timeout), async {
-            let mut existing = Vec::new();
-            for chunk in numbers.chunks(BATCH) {
-                let rows =
-                    self.with_conn(async |c| sqlx::query(sql).bind(tenant).bind(chunk).fetch_all(c).await).await?;
-                for row in rows {
-                    existing.push(row.try_get::<String, _>(0).map_err(classify)?);
-                }
-            }
-            Ok(existing)
-        })
-        .await
-    }
-
-    async fn import_customers(
+    async fn begin_import(
         &self,
         tenant: &str,
-        report: &ImportReport,
-        rows: &[NewCustomer],
+        id: Uuid,
+        created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
-    ) -> StoreResult<()> {
-        let errors =
-            serde_json::to_string(&report.errors).map_err(|e| crate::core::storage::StoreError::Other(e.into()))?;
-        timed(with_import_budget(self.timeout), async {
-            self.with_conn(async |c| {
-                lift_limit(c, self.timeout).await?;
-                let done = import(c, tenant, report, rows, idempotency, &errors).await;
-                restore_limit(c).await?;
-                done
-            })
-            .await
-        })
-        .await
+    ) -> StoreResult<Box<dyn ImportWriter>> {
+        Ok(Box::new(self.begin(tenant, id, created_at, idempotency).await?))
     }
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
@@ -152,61 +123,4 @@ impl CustomerStore for PgStore {
         })
         .await
     }
-}
-
-/// One import in one transaction: its report, its rows, the branch counters.
-async fn import(
-    c: &mut sqlx::PgConnection,
-    tenant: &str,
-    report: &ImportReport,
-    rows: &[NewCustomer],
-    idempotency: Option<&IdempotencyRecord>,
-    errors: &str,
-) -> Result<(), sqlx::Error> {
-    let mut tx = c.begin().await?;
-    sqlx::query(
-        "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
-         idempotency_scope, idempotency_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(report.id)
-    .bind(tenant)
-    .bind(report.status.as_str())
-    .bind(report.received as i64)
-    .bind(report.created as i64)
-    .bind(report.skipped as i64)
-    .bind(errors)
-    .bind(report.created_at)
-    .bind(idempotency.map(|i| i.scope.as_str()))
-    .bind(idempotency.map(|i| i.fingerprint.as_str()))
-    .execute(&mut *tx)
-    .await?;
-    for chunk in rows.chunks(BATCH) {
-        let column = |f: fn(&NewCustomer) -> &str| chunk.iter().map(|c| f(c).to_string()).collect::<Vec<_>>();
-        sqlx::query(
-            "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
-             SELECT $1, $2, * FROM UNNEST($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])",
-        )
-        .bind(tenant)
-        .bind(report.id)
-        .bind(column(|c| c.customer_number.as_str()))
-        .bind(column(|c| c.name.as_str()))
-        .bind(column(|c| c.email.as_str()))
-        .bind(column(|c| c.phone.as_str()))
-        .bind(column(|c| c.branch_code.as_str()))
-        .bind(chunk.iter().map(|c| c.created_date).collect::<Vec<_>>())
-        .execute(&mut *tx)
-        .await?;
-    }
-    for (branch, n) in branch_counts(rows) {
-        sqlx::query(
-            "INSERT INTO customer_counts (tenant, branch_code, n) VALUES ($1, $2, $3) \
-             ON CONFLICT (tenant, branch_code) DO UPDATE SET n = customer_counts.n + EXCLUDED.n",
-        )
-        .bind(tenant)
-        .bind(branch)
-        .bind(n)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await
 }

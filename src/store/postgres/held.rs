@@ -13,16 +13,16 @@
 
 use std::{
     ops::{Deref, DerefMut},
-    sync::Mutex,
+    sync::{Arc, Mutex},
 };
 
 use sqlx::{PgConnection, PgPool, Postgres, pool::PoolConnection};
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 pub struct Held {
     pool: PgPool,
     idle: Mutex<Idle>,
-    permits: Semaphore,
+    permits: Arc<Semaphore>,
 }
 
 #[derive(Default)]
@@ -47,7 +47,7 @@ pub struct Conn<'a> {
 impl Held {
     /// `pool` must allow `size` connections.
     pub fn new(pool: PgPool, size: u32) -> Self {
-        Self { pool, idle: Mutex::default(), permits: Semaphore::new(size as usize) }
+        Self { pool, idle: Mutex::default(), permits: Arc::new(Semaphore::new(size as usize)) }
     }
 
     pub async fn acquire(&self) -> Result<Conn<'_>, sqlx::Error> {
@@ -61,6 +61,18 @@ impl Held {
             None => self.pool.acquire().await?,
         };
         Ok(Conn { conn: Some(conn), home: self, taken_at, settled: false, reusable: false, _permit: permit })
+    }
+
+    /// A connection for one long piece of work (an import's transaction), counted against the
+    /// permits like any other, and never put back on the stack.
+    pub async fn dedicated(&self) -> Result<Dedicated, sqlx::Error> {
+        let permit = self.permits.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+        let idle = self.idle().stack.pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
+        };
+        Ok(Dedicated { conn, finished: false, _permit: permit })
     }
 
     /// Connections held on the stack, ready for the next query.
@@ -130,5 +142,43 @@ impl Drop for Conn<'_> {
         }
         // Any other ending: the `PoolConnection` drops here and goes back to sqlx's pool,
         // which pings it (or closes it, if marked).
+    }
+}
+
+/// A connection from [`Held::dedicated`]. It goes back to sqlx's pool when dropped after
+/// [`Dedicated::finished`]; dropped before, it is closed, since it may be mid-transaction or
+/// mid-statement (closing rolls back what it began).
+pub struct Dedicated {
+    conn: PoolConnection<Postgres>,
+    finished: bool,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Dedicated {
+    /// The work is done and the connection is idle again.
+    pub fn finished(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Deref for Dedicated {
+    type Target = PgConnection;
+
+    fn deref(&self) -> &PgConnection {
+        &self.conn
+    }
+}
+
+impl DerefMut for Dedicated {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        &mut self.conn
+    }
+}
+
+impl Drop for Dedicated {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.conn.close_on_drop();
+        }
     }
 }

@@ -65,6 +65,7 @@ macro_rules! user_from_row {
 mod customers;
 mod gathered;
 mod held;
+mod imports;
 mod lists;
 mod ops;
 mod pipelined;

@@ -1,28 +1,24 @@
-//! SQLite: customers and imports. Rows go in with multi-row `INSERT` batches; the counters move
-//! in the same transaction.
+//! SQLite: customers and import reports (an import's writing is in `imports`).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{QueryBuilder, Row, Sqlite, sqlite::SqliteRow};
+use sqlx::{Row, sqlite::SqliteRow};
 use uuid::Uuid;
 
 use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, StoreError, StoreResult},
+    core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult},
     core::{
-        customer::{Customer, NewCustomer},
+        customer::Customer,
         idempotency::IdempotencyRecord,
         import::{ImportReport, ImportStatus},
     },
     store::{
-        lists::{self, CUSTOMER_COLUMNS, branch_counts},
+        lists::{self, CUSTOMER_COLUMNS},
         query::Dialect,
-        timed, with_import_budget,
+        timed,
     },
 };
-
-/// Rows per statement: 8 values each, well under SQLite's 32766 parameters.
-const BATCH: usize = 1000;
 
 fn time(seconds: i64) -> Result<DateTime<Utc>, sqlx::Error> {
     DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode("bad timestamp".into()))
@@ -91,86 +87,14 @@ impl CustomerStore for SqliteStore {
         .await
     }
 
-    async fn existing_customer_numbers(&self, tenant: &str, numbers: &[&str]) -> StoreResult<Vec<String>> {
-        timed(with_import_budget(self.timeout), async {
-            let mut existing = Vec::new();
-            for chunk in numbers.chunks(BATCH) {
-                let mut query: QueryBuilder<Sqlite> =
-                    QueryBuilder::new("SELECT customer_number FROM customers WHERE tenant = ");
-                query.push_bind(tenant).push(" AND customer_number IN (");
-                let mut list = query.separated(", ");
-                for number in chunk {
-                    list.push_bind(*number);
-                }
-                query.push(")");
-                for row in query.build().fetch_all(&self.pool).await.map_err(classify)? {
-                    existing.push(row.try_get::<String, _>(0).map_err(classify)?);
-                }
-            }
-            Ok(existing)
-        })
-        .await
-    }
-
-    async fn import_customers(
+    async fn begin_import(
         &self,
         tenant: &str,
-        report: &ImportReport,
-        rows: &[NewCustomer],
+        id: Uuid,
+        created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
-    ) -> StoreResult<()> {
-        let errors = serde_json::to_string(&report.errors).map_err(|e| StoreError::Other(e.into()))?;
-        let id = report.id.to_string();
-        timed(with_import_budget(self.timeout), async {
-            let mut tx = self.pool.begin().await.map_err(classify)?;
-            sqlx::query(
-                "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
-                 idempotency_scope, idempotency_fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )
-            .bind(&id)
-            .bind(tenant)
-            .bind(report.status.as_str())
-            .bind(report.received as i64)
-            .bind(report.created as i64)
-            .bind(report.skipped as i64)
-            .bind(&errors)
-            .bind(report.created_at.timestamp())
-            .bind(idempotency.map(|i| i.scope.as_str()))
-            .bind(idempotency.map(|i| i.fingerprint.as_str()))
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-            for chunk in rows.chunks(BATCH) {
-                let mut insert: QueryBuilder<Sqlite> = QueryBuilder::new(
-                    "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) ",
-                );
-                insert.push_values(chunk, |mut row, c| {
-                    row.push_bind(tenant)
-                        .push_bind(&id)
-                        .push_bind(c.customer_number.as_str())
-                        .push_bind(c.name.as_str())
-                        .push_bind(c.email.as_str())
-                        .push_bind(c.phone.as_str())
-                        .push_bind(c.branch_code.as_str())
-                        .push_bind(c.created_date.timestamp());
-                });
-                insert.build().execute(&mut *tx).await.map_err(classify)?;
-            }
-            for (branch, n) in branch_counts(rows) {
-                sqlx::query(
-                    "INSERT INTO customer_counts (tenant, branch_code, n) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (tenant, branch_code) DO UPDATE SET n = n + excluded.n",
-                )
-                .bind(tenant)
-                .bind(branch)
-                .bind(n)
-                .execute(&mut *tx)
-                .await
-                .map_err(classify)?;
-            }
-            tx.commit().await.map_err(classify)
-        })
-        .await
+    ) -> StoreResult<Box<dyn ImportWriter>> {
+        Ok(Box::new(self.begin(tenant, id, created_at, idempotency).await?))
     }
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {

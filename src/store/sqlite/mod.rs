@@ -40,6 +40,7 @@ async fn read_total(pool: &SqlitePool, list: &ListSql<'_>) -> Result<u64, sqlx::
 }
 
 mod customers;
+mod imports;
 mod ops;
 mod users;
 mod workbench;
