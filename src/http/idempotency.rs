@@ -11,9 +11,8 @@ use crate::{
     auth::Caller,
     core::idempotency::IdempotencyRecord,
     encoding::base64url,
-    idempotency::{Claim, Fingerprint, IdempotencyStore, Scope, StoredResponse},
+    idempotency::{Claim, IdempotencyStore, Scope, StoredResponse},
     wire::{
-        body_limit::BodyTooLarge,
         context,
         error::{ApiError, Kind},
     },
@@ -37,13 +36,8 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
     let caller = req.extensions().get::<Caller>().cloned().expect("authentication runs first");
     let path = req.original_uri().path().to_string();
 
-    let body = req.take_body().into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
-        Some(too_large) => BodyTooLarge(too_large.0).into_api_error().with_header("connection", "close"),
-        None => ApiError::new(Kind::MalformedJson).with_detail("the body could not be read").with_cause(err),
-    })?;
     let version = info.version.get().copied().unwrap_or_default();
-    let fingerprint = Fingerprint::of("POST", &path, version, &comparable_content(&req, &body));
-    req.set_body(body);
+    let fingerprint = super::keyed_body::fingerprint(&mut req, &path, version).await?;
     let scope = Scope::new(&caller.tenant, &caller.principal.subject, key);
 
     let store = state.idempotency.clone();
@@ -82,34 +76,6 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
     }
     response.set_body(bytes);
     Ok(response)
-}
-
-/// The request content, with a multipart boundary (random per try) replaced by a constant so a
-/// retry of the same upload matches.
-fn comparable_content(req: &Request, body: &[u8]) -> Vec<u8> {
-    let boundary = req
-        .content_type()
-        .filter(|ct| ct.to_ascii_lowercase().starts_with("multipart/"))
-        .and_then(|ct| ct.split(';').find_map(|p| p.trim().strip_prefix("boundary=")))
-        .map(|b| b.trim_matches('"').as_bytes().to_vec());
-    let content_type = req.content_type().unwrap_or("").split(';').next().unwrap_or("").trim().as_bytes().to_vec();
-    let mut out = content_type;
-    out.push(0);
-    // RFC 2046 caps a boundary at 70 characters; a longer one is left in place (the parser
-    // will refuse the body anyway), so this pass stays linear.
-    match boundary.filter(|b| (1..=70).contains(&b.len())) {
-        Some(boundary) => {
-            let mut last = 0;
-            for at in memchr::memmem::find_iter(body, &boundary) {
-                out.extend_from_slice(&body[last..at]);
-                out.extend_from_slice(b"<boundary>");
-                last = at + boundary.len();
-            }
-            out.extend_from_slice(&body[last..]);
-        }
-        None => out.extend_from_slice(body),
-    }
-    out
 }
 
 fn stored(response: &Response, body: &[u8]) -> StoredResponse {

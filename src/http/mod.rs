@@ -9,6 +9,7 @@ pub mod cors;
 pub mod fixed;
 pub mod guard;
 pub mod idempotency;
+mod keyed_body;
 pub mod lazy_page;
 pub mod linger;
 pub mod state;

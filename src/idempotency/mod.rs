@@ -41,13 +41,32 @@ pub struct Fingerprint(pub String);
 
 impl Fingerprint {
     pub fn of(method: &str, path: &str, version: u16, content: &[u8]) -> Self {
+        let mut hasher = Self::hasher(method, path, version);
+        hasher.update(content);
+        hasher.finish()
+    }
+
+    /// The same fingerprint, with the content fed piece by piece.
+    pub fn hasher(method: &str, path: &str, version: u16) -> FingerprintHasher {
         let mut hash = Sha256::new();
         for part in [method.as_bytes(), path.as_bytes(), version.to_string().as_bytes()] {
             hash.update(part);
             hash.update([0]);
         }
-        hash.update(content);
-        Fingerprint(hex(&hash.finalize()))
+        FingerprintHasher(hash)
+    }
+}
+
+/// A [`Fingerprint`] in the making: see [`Fingerprint::hasher`].
+pub struct FingerprintHasher(Sha256);
+
+impl FingerprintHasher {
+    pub fn update(&mut self, content: &[u8]) {
+        self.0.update(content);
+    }
+
+    pub fn finish(self) -> Fingerprint {
+        Fingerprint(hex(&self.0.finalize()))
     }
 }
 
