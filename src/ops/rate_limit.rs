@@ -58,15 +58,17 @@ const SWEEP_AT: usize = 10_000;
 const LEASE_LIFE: Duration = Duration::from_millis(500);
 
 /// The shared bucket in Redis: refill, then take up to ARGV[4] tokens. Returns
-/// {taken, tokens left (floor), ms until one token}.
-const TAKE: &str = r"
+/// {taken, tokens left (floor), ms until one token}. Instances' calls may arrive out of the
+/// order of their clocks (ARGV[3]): `at` never moves back, or the time between a later call
+/// and an earlier one would be refilled twice.
+pub const TAKE: &str = r"
 local rate, burst, now, want = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local state = redis.call('HMGET', KEYS[1], 't', 'at')
 local tokens, at = tonumber(state[1]) or burst, tonumber(state[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
 local taken = math.min(want, math.floor(tokens))
 tokens = tokens - taken
-redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now))
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(math.max(at, now)))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
 local wait = 0
 if taken == 0 then wait = math.ceil((1 - tokens) / rate * 1000) end
