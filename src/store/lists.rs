@@ -113,7 +113,12 @@ impl Tally {
     const MAX_BRANCHES: usize = 1024;
 
     pub fn add(&mut self, row: &NewCustomer) {
-        *self.branches.entry(row.branch_code.as_str().to_string()).or_default() += 1;
+        match self.branches.get_mut(row.branch_code.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                self.branches.insert(row.branch_code.as_str().to_string(), 1);
+            }
+        }
         self.total += 1;
     }
 

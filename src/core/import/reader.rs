@@ -107,7 +107,7 @@ impl CsvReader {
 
     /// The end of the file: its last row goes to `rows`. Returns how many rows the file held
     /// (blank ones aside), or why it can't be read.
-    pub fn finish(mut self, rows: &mut Vec<CheckedRow>) -> Result<u64, FileError> {
+    pub fn finish(&mut self, rows: &mut Vec<CheckedRow>) -> Result<u64, FileError> {
         if let Some(head) = self.head.take() {
             let body = head.strip_prefix(BOM).unwrap_or(&head);
             self.read(body, rows);
@@ -121,7 +121,7 @@ impl CsvReader {
                 self.faults.other = Some(FileError::NoHeader);
             }
         }
-        match self.faults.verdict() {
+        match std::mem::take(&mut self.faults).verdict() {
             Some(fault) => Err(fault),
             None => Ok(self.received),
         }

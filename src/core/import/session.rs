@@ -58,8 +58,7 @@ impl ImportSession {
     /// The file has arrived: writes what is left, then commits unless the file or (under
     /// `reject`) a row is invalid. Nothing is committed on any error.
     pub async fn finish(mut self, on_error: OnError) -> Result<ImportReport, CoreError> {
-        let reader = std::mem::replace(&mut self.reader, CsvReader::new(self.created_at));
-        let received = reader.finish(&mut self.pending).map_err(CoreError::UnreadableFile)?;
+        let received = self.reader.finish(&mut self.pending).map_err(CoreError::UnreadableFile)?;
         self.write_pending().await?;
         if on_error == OnError::Reject && self.invalid_rows > 0 {
             return Err(CoreError::ImportRejected(Rejection {
@@ -123,7 +122,10 @@ impl ImportSession {
                 });
             }
         }
-        let earlier = self.writer.earlier_lines(&numbers).await?;
+        let earlier = match numbers.is_empty() {
+            true => vec![],
+            false => self.writer.earlier_lines(&numbers).await?,
+        };
         let first: HashMap<String, u64> = numbers
             .iter()
             .zip(earlier)
