@@ -4,11 +4,14 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::json;
-use tokio::{io::AsyncWriteExt, net::TcpStream};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
 
 use crate::{
     customers::{HEADER, rows, total},
-    harness::{Backend, app::multipart, send},
+    harness::{Backend, TestApp, app::multipart, send},
 };
 
 crate::scenarios![
@@ -24,6 +27,7 @@ crate::scenarios![
     a_file_of_many_batches_finds_duplicates_across_them,
     a_client_gone_mid_upload_leaves_nothing_and_holds_nothing,
     a_row_past_the_record_limit_makes_the_file_unreadable,
+    a_number_written_during_an_import_is_taken_once,
 ];
 
 async fn an_import_creates_customers_and_a_report(backend: Backend) {
@@ -288,14 +292,7 @@ async fn a_file_of_many_batches_finds_duplicates_across_them(backend: Backend) {
 async fn a_client_gone_mid_upload_leaves_nothing_and_holds_nothing(backend: Backend) {
     let app = backend.spawn().await;
     let (content_type, body) = multipart(rows(1, 20_000).as_bytes(), None, "gone");
-    let mut stream = TcpStream::connect(app.addr).await.unwrap();
-    let head = format!(
-        "POST /api/v2/customers/imports HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
-        app.admin,
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut stream = raw_import(&app, &content_type, body.len()).await;
     stream.write_all(&body[..body.len() / 2]).await.unwrap();
     // Time for the server to write the batches it has.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -318,4 +315,59 @@ async fn a_row_past_the_record_limit_makes_the_file_unreadable(backend: Backend)
     reply.assert_status(400);
     assert_eq!(reply.json()["errors"], json!([{"line": 3, "column": "", "code": "invalid", "message": "is invalid"}]));
     assert_eq!(total(&app, "").await, 0);
+}
+
+/// Another request writes a customer number while an import that holds it is still arriving.
+/// PostgreSQL writes the import's batches at once, so the other request waits for the import
+/// and finds the number taken; SQLite stages them (one writer: a slow upload must not hold the
+/// lock), so the other request goes first and the import's commit is the conflict. Either way
+/// the number is written once, and the loser writes nothing.
+async fn a_number_written_during_an_import_is_taken_once(backend: Backend) {
+    let app = backend.spawn().await;
+    let (content_type, body) = multipart(rows(1, 3000).as_bytes(), None, "slow");
+    let mut slow = raw_import(&app, &content_type, body.len()).await;
+    let first = body.len() * 3 / 4; // past the first batch of 2,000 rows
+    slow.write_all(&body[..first]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let (other_type, other_body) = multipart(rows(5, 1).as_bytes(), None, "quick");
+    let quick = app.request(Method::POST, "/api/v2/customers/imports").header("content-type", other_type);
+    let mut quick = tokio::spawn(send(quick.body(other_body)));
+    let quick_done_first = tokio::time::timeout(Duration::from_secs(1), &mut quick).await.ok().map(|r| r.unwrap());
+    assert_eq!(quick_done_first.is_some(), !backend.is_postgres(), "only SQLite lets the other import go first");
+
+    slow.write_all(&body[first..]).await.unwrap();
+    let mut answer = Vec::new();
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let mut buf = [0u8; 4096];
+        let n = slow.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the import answers");
+        answer.extend_from_slice(&buf[..n]);
+    }
+    let slow_status: u16 = String::from_utf8_lossy(&answer[9..12]).parse().unwrap();
+    let quick = match quick_done_first {
+        Some(reply) => reply,
+        None => quick.await.unwrap(),
+    };
+    if backend.is_postgres() {
+        assert_eq!((slow_status, quick.status), (201, 422));
+        assert_eq!(quick.json()["errors"][0]["code"], "exists");
+        assert_eq!(total(&app, "").await, 3000);
+    } else {
+        assert_eq!((slow_status, quick.status), (409, 201));
+        assert_eq!(total(&app, "").await, 1);
+        assert_eq!(total(&app, "branchCode=3").await, 1, "the counters hold the quick import alone");
+    }
+}
+
+/// A v2 import begun on a connection of its own, its head sent: the test sends the body.
+async fn raw_import(app: &TestApp, content_type: &str, length: usize) -> TcpStream {
+    let mut stream = TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /api/v2/customers/imports HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {length}\r\n\r\n",
+        app.admin
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
 }

@@ -4,6 +4,7 @@
 //!
 //! Rows are written whatever the mode: `reject` may only be known once the file has arrived
 //! (the `options` part may follow it), and a rejected import rolls back like any other failure.
+//! (A store may stage the rows and write them at commit: see the storage port.)
 
 use std::collections::HashMap;
 
@@ -11,7 +12,14 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{CheckedRow, CsvReader, ImportReport, ImportStatus, MAX_LISTED_ERRORS, OnError, RowError};
-use crate::core::{CoreError, customer::NewCustomer, customers::Rejection, fields::Rule, storage::ImportWriter};
+use crate::core::{
+    CoreError,
+    customer::NewCustomer,
+    customers::Rejection,
+    error::Conflict,
+    fields::Rule,
+    storage::{ImportWriter, StoreError},
+};
 
 /// Rows checked together against the store: one round trip each for duplicates and writes.
 pub const BATCH: usize = 2000;
@@ -76,7 +84,11 @@ impl ImportSession {
             errors: self.errors,
             created_at: self.created_at,
         };
-        self.writer.commit(&report).await?;
+        self.writer.commit(&report).await.map_err(|err| match err {
+            // A store that writes at commit (SQLite) may find a number or the key taken since.
+            StoreError::Conflict(_) => CoreError::Conflict(Conflict::ConcurrentUpdate),
+            other => other.into(),
+        })?;
         Ok(report)
     }
 

@@ -34,9 +34,8 @@ pub trait CustomerStore: Send + Sync {
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>>;
 
-    /// Opens the transaction of an import with this id and time. Its report row (and so the
-    /// keyed request's scope) is taken at once: another try of the same keyed request finds
-    /// it (`Conflict(ImportIdempotency)`) before writing anything.
+    /// Begins an import with this id and time. Another try of the same keyed request that made
+    /// its import finds it here (`Conflict(ImportIdempotency)`), before anything is written.
     async fn begin_import(
         &self,
         tenant: &str,
@@ -55,8 +54,11 @@ pub trait CustomerStore: Send + Sync {
     ) -> StoreResult<Option<(ImportReport, String)>>;
 }
 
-/// An import being written, in one transaction: rows go in batch by batch, [`commit`] stores
-/// the report and the counters, and dropping it before that writes nothing.
+/// An import being written: rows go in batch by batch, [`commit`] stores the report and the
+/// counters and makes it all visible at once, and dropping it before that writes nothing. A
+/// store may write each batch at once inside its transaction, or stage the batches and write
+/// them all at commit (SQLite, so a slow upload holds no write lock); a staging store answers
+/// `Conflict` from `commit` if a customer number or the keyed request was taken meanwhile.
 ///
 /// [`commit`]: ImportWriter::commit
 #[async_trait]
@@ -65,8 +67,8 @@ pub trait ImportWriter: Send {
     /// unless an earlier call noted it: then its answer is that earlier line.
     async fn earlier_lines(&mut self, numbers: &[(&str, u64)]) -> StoreResult<Vec<Option<u64>>>;
 
-    /// Writes the customers whose number the tenant does not have yet (the numbers are
-    /// distinct); says for each whether it was written.
+    /// Writes (or stages) the customers whose number the tenant does not have yet (the numbers
+    /// are distinct); says for each whether it was taken.
     async fn write(&mut self, customers: &[NewCustomer]) -> StoreResult<Vec<bool>>;
 
     /// Stores the report and the counters of what was written, and commits.

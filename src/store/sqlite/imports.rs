@@ -1,14 +1,17 @@
-//! SQLite: an import's transaction. The lines where the file's customer numbers first appear
-//! are noted in a temporary table (dropped at commit), so finding a duplicate costs no memory
-//! here however large the file. The counters move once, at commit.
+//! SQLite: an import on a connection of its own. SQLite has one writer, so rows are staged in
+//! temporary tables while the file arrives (which locks nothing other requests need) and go
+//! into `customers` in one short transaction at commit, with the report and the counters. A
+//! slow upload therefore never holds the write lock; a customer number another request writes
+//! meanwhile makes the commit a conflict, and nothing is written.
 //!
-//! SQLite has one writer: from the import's first row to its commit, other writes wait.
+//! Temporary tables belong to the connection: they are created fresh for each import, and the
+//! connection is closed if the import ends without a commit.
 
-use std::time::Duration;
+use std::{collections::HashMap, collections::HashSet, time::Duration};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
+use sqlx::{Connection, QueryBuilder, Row, Sqlite, pool::PoolConnection};
 use uuid::Uuid;
 
 use super::{SqliteStore, classify};
@@ -17,21 +20,22 @@ use crate::{
         customer::NewCustomer,
         idempotency::IdempotencyRecord,
         import::ImportReport,
-        storage::{ImportWriter, StoreError, StoreResult},
+        storage::{Constraint, ImportWriter, StoreError, StoreResult},
     },
-    store::{lists::Tally, timed, with_import_budget},
+    store::{timed, with_import_budget},
 };
 
-/// Rows per statement: 8 values each, well under SQLite's 32766 parameters.
+/// Rows per statement: 6 values each, well under SQLite's 32766 parameters.
 const ROWS_PER_STATEMENT: usize = 1000;
 
 pub(super) struct SqliteImport {
-    /// Rolled back if dropped before commit.
-    tx: Transaction<'static, Sqlite>,
+    conn: PoolConnection<Sqlite>,
     tenant: String,
     id: String,
+    created_at: DateTime<Utc>,
+    idempotency: Option<IdempotencyRecord>,
     budget: Duration,
-    tally: Tally,
+    committed: bool,
 }
 
 impl SqliteStore {
@@ -44,76 +48,67 @@ impl SqliteStore {
     ) -> StoreResult<SqliteImport> {
         let budget = with_import_budget(self.timeout);
         timed(budget, async {
-            let mut tx = self.pool.begin().await.map_err(classify)?;
-            // A pooled connection keeps its temporary tables: start from none.
-            sqlx::query("DROP TABLE IF EXISTS temp.import_lines").execute(&mut *tx).await.map_err(classify)?;
-            sqlx::query(
+            let mut conn = self.pool.acquire().await.map_err(classify)?;
+            // A keyed request whose import exists finds it now, before the file is read.
+            if let Some(key) = idempotency {
+                let earlier = sqlx::query("SELECT 1 FROM imports WHERE tenant = ?1 AND idempotency_scope = ?2")
+                    .bind(tenant)
+                    .bind(&key.scope)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(classify)?;
+                if earlier.is_some() {
+                    return Err(StoreError::Conflict(Constraint::ImportIdempotency));
+                }
+            }
+            for statement in [
+                "DROP TABLE IF EXISTS temp.import_lines",
+                "DROP TABLE IF EXISTS temp.import_rows",
                 "CREATE TEMPORARY TABLE import_lines (customer_number TEXT PRIMARY KEY, line INTEGER NOT NULL)",
-            )
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-            // The report's row, final at commit; taking it now claims the keyed request.
-            sqlx::query(
-                "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
-                 idempotency_scope, idempotency_fingerprint) VALUES (?1, ?2, 'completed', 0, 0, 0, '[]', ?3, ?4, ?5)",
-            )
-            .bind(id.to_string())
-            .bind(tenant)
-            .bind(created_at.timestamp())
-            .bind(idempotency.map(|i| i.scope.as_str()))
-            .bind(idempotency.map(|i| i.fingerprint.as_str()))
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-            Ok(SqliteImport { tx, tenant: tenant.to_string(), id: id.to_string(), budget, tally: Tally::default() })
+                "CREATE TEMPORARY TABLE import_rows (customer_number TEXT NOT NULL, name TEXT NOT NULL, \
+                 email TEXT NOT NULL, phone TEXT NOT NULL, branch_code TEXT NOT NULL, created_date INTEGER NOT NULL)",
+            ] {
+                sqlx::query(statement).execute(&mut *conn).await.map_err(classify)?;
+            }
+            Ok(SqliteImport {
+                conn,
+                tenant: tenant.to_string(),
+                id: id.to_string(),
+                created_at,
+                idempotency: idempotency.cloned(),
+                budget,
+                committed: false,
+            })
         })
         .await
-    }
-}
-
-impl SqliteImport {
-    async fn add_counts(&mut self) -> StoreResult<()> {
-        for (branch, n) in self.tally.take() {
-            sqlx::query(
-                "INSERT INTO customer_counts (tenant, branch_code, n) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (tenant, branch_code) DO UPDATE SET n = n + excluded.n",
-            )
-            .bind(&self.tenant)
-            .bind(branch)
-            .bind(n)
-            .execute(&mut *self.tx)
-            .await
-            .map_err(classify)?;
-        }
-        Ok(())
     }
 }
 
 #[async_trait]
 impl ImportWriter for SqliteImport {
     async fn earlier_lines(&mut self, numbers: &[(&str, u64)]) -> StoreResult<Vec<Option<u64>>> {
+        let conn = &mut *self.conn;
         timed(self.budget, async {
-            let mut earlier = std::collections::HashMap::new();
+            let mut earlier = HashMap::new();
             for chunk in numbers.chunks(ROWS_PER_STATEMENT) {
                 let mut noted: QueryBuilder<Sqlite> =
-                    QueryBuilder::new("SELECT customer_number, line FROM import_lines WHERE customer_number IN (");
+                    QueryBuilder::new("SELECT customer_number, line FROM temp.import_lines WHERE customer_number IN (");
                 let mut list = noted.separated(", ");
                 for (number, _) in chunk {
                     list.push_bind(*number);
                 }
                 noted.push(")");
-                for row in noted.build().fetch_all(&mut *self.tx).await.map_err(classify)? {
+                for row in noted.build().fetch_all(&mut *conn).await.map_err(classify)? {
                     let number: String = row.try_get(0).map_err(classify)?;
                     earlier.insert(number, row.try_get::<i64, _>(1).map_err(classify)? as u64);
                 }
                 let mut note: QueryBuilder<Sqlite> =
-                    QueryBuilder::new("INSERT INTO import_lines (customer_number, line) ");
+                    QueryBuilder::new("INSERT INTO temp.import_lines (customer_number, line) ");
                 note.push_values(chunk, |mut row, (number, line)| {
                     row.push_bind(*number).push_bind(*line as i64);
                 });
                 note.push(" ON CONFLICT DO NOTHING");
-                note.build().execute(&mut *self.tx).await.map_err(classify)?;
+                note.build().execute(&mut *conn).await.map_err(classify)?;
             }
             Ok(numbers.iter().map(|(n, _)| earlier.get(*n).copied()).collect())
         })
@@ -121,60 +116,108 @@ impl ImportWriter for SqliteImport {
     }
 
     async fn write(&mut self, customers: &[NewCustomer]) -> StoreResult<Vec<bool>> {
-        let budget = self.budget;
-        timed(budget, async {
-            let mut written = std::collections::HashSet::new();
+        let (conn, tenant) = (&mut *self.conn, self.tenant.as_str());
+        let stored = timed(self.budget, async {
+            let mut stored = HashSet::new();
             for chunk in customers.chunks(ROWS_PER_STATEMENT) {
-                let mut insert: QueryBuilder<Sqlite> = QueryBuilder::new(
-                    "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) ",
+                let mut existing: QueryBuilder<Sqlite> =
+                    QueryBuilder::new("SELECT customer_number FROM customers WHERE tenant = ");
+                existing.push_bind(tenant).push(" AND customer_number IN (");
+                let mut list = existing.separated(", ");
+                for customer in chunk {
+                    list.push_bind(customer.customer_number.as_str());
+                }
+                existing.push(")");
+                for row in existing.build().fetch_all(&mut *conn).await.map_err(classify)? {
+                    stored.insert(row.try_get::<String, _>(0).map_err(classify)?);
+                }
+                let staged: Vec<&NewCustomer> =
+                    chunk.iter().filter(|c| !stored.contains(c.customer_number.as_str())).collect();
+                if staged.is_empty() {
+                    continue;
+                }
+                let mut stage: QueryBuilder<Sqlite> = QueryBuilder::new(
+                    "INSERT INTO temp.import_rows (customer_number, name, email, phone, branch_code, created_date) ",
                 );
-                insert.push_values(chunk, |mut row, c| {
-                    row.push_bind(&self.tenant)
-                        .push_bind(&self.id)
-                        .push_bind(c.customer_number.as_str())
+                stage.push_values(staged, |mut row, c| {
+                    row.push_bind(c.customer_number.as_str())
                         .push_bind(c.name.as_str())
                         .push_bind(c.email.as_str())
                         .push_bind(c.phone.as_str())
                         .push_bind(c.branch_code.as_str())
                         .push_bind(c.created_date.timestamp());
                 });
-                insert.push(" ON CONFLICT (tenant, customer_number) DO NOTHING RETURNING customer_number");
-                for row in insert.build().fetch_all(&mut *self.tx).await.map_err(classify)? {
-                    written.insert(row.try_get::<String, _>(0).map_err(classify)?);
-                }
+                stage.build().execute(&mut *conn).await.map_err(classify)?;
             }
-            let written: Vec<bool> = customers.iter().map(|c| written.contains(c.customer_number.as_str())).collect();
-            for (customer, _) in customers.iter().zip(&written).filter(|(_, w)| **w) {
-                self.tally.add(customer);
-            }
-            if self.tally.is_full() {
-                self.add_counts().await?;
-            }
-            Ok(written)
+            Ok(stored)
         })
-        .await
+        .await?;
+        Ok(customers.iter().map(|c| !stored.contains(c.customer_number.as_str())).collect())
     }
 
     async fn commit(mut self: Box<Self>, report: &ImportReport) -> StoreResult<()> {
         let errors = serde_json::to_string(&report.errors).map_err(|e| StoreError::Other(e.into()))?;
-        let budget = self.budget;
-        timed(budget, async move {
-            self.add_counts().await?;
+        let this = &mut *self;
+        timed(this.budget, async {
+            let mut tx = Connection::begin(&mut *this.conn).await.map_err(classify)?;
             sqlx::query(
-                "UPDATE imports SET status = ?2, received = ?3, created = ?4, skipped = ?5, errors = ?6 WHERE id = ?1",
+                "INSERT INTO imports (id, tenant, status, received, created, skipped, errors, created_at, \
+                 idempotency_scope, idempotency_fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
-            .bind(&self.id)
+            .bind(&this.id)
+            .bind(&this.tenant)
             .bind(report.status.as_str())
             .bind(report.received as i64)
             .bind(report.created as i64)
             .bind(report.skipped as i64)
             .bind(&errors)
-            .execute(&mut *self.tx)
+            .bind(this.created_at.timestamp())
+            .bind(this.idempotency.as_ref().map(|i| i.scope.as_str()))
+            .bind(this.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
+            .execute(&mut *tx)
             .await
             .map_err(classify)?;
-            sqlx::query("DROP TABLE temp.import_lines").execute(&mut *self.tx).await.map_err(classify)?;
-            self.tx.commit().await.map_err(classify)
+            sqlx::query(
+                "INSERT INTO customers (tenant, import_id, customer_number, name, email, phone, branch_code, created_date) \
+                 SELECT ?1, ?2, customer_number, name, email, phone, branch_code, created_date \
+                 FROM temp.import_rows ORDER BY rowid",
+            )
+            .bind(&this.tenant)
+            .bind(&this.id)
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            // The tenant's total under '' and each branch's count; `WHERE` keeps SQLite from
+            // reading `ON CONFLICT` as a join's constraint.
+            sqlx::query(
+                "INSERT INTO customer_counts (tenant, branch_code, n) SELECT ?1, branch, rows FROM \
+                 (SELECT '' AS branch, count(*) AS rows FROM temp.import_rows UNION ALL \
+                 SELECT branch_code, count(*) FROM temp.import_rows GROUP BY branch_code) WHERE rows > 0 \
+                 ON CONFLICT (tenant, branch_code) DO UPDATE SET n = n + excluded.n",
+            )
+            .bind(&this.tenant)
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            this.committed = true;
+            for table in ["temp.import_lines", "temp.import_rows"] {
+                if sqlx::query(&format!("DROP TABLE {table}")).execute(&mut *this.conn).await.is_err() {
+                    // The import is written; closing the connection drops what is left.
+                    this.conn.close_on_drop();
+                }
+            }
+            Ok(())
         })
         .await
+    }
+}
+
+impl Drop for SqliteImport {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Its temporary tables may hold the rows of an import that never finished.
+            self.conn.close_on_drop();
+        }
     }
 }
