@@ -27,7 +27,9 @@ crate::scenarios![
     a_file_of_many_batches_finds_duplicates_across_them,
     a_client_gone_mid_upload_leaves_nothing_and_holds_nothing,
     a_row_past_the_record_limit_makes_the_file_unreadable,
-    a_number_written_during_an_import_is_taken_once,
+    a_number_written_during_an_import_is_taken_once;
+    postgres only:
+    two_imports_that_deadlock_answer_503_and_the_other_completes,
 ];
 
 async fn an_import_creates_customers_and_a_report(backend: Backend) {
@@ -328,12 +330,15 @@ async fn a_number_written_during_an_import_is_taken_once(backend: Backend) {
     let mut slow = raw_import(&app, &content_type, body.len()).await;
     let first = body.len() * 3 / 4; // past the first batch of 2,000 rows
     slow.write_all(&body[..first]).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Time for the first batch to be written (PostgreSQL) or staged (SQLite).
+    tokio::time::sleep(Duration::from_secs(1)).await;
 
     let (other_type, other_body) = multipart(rows(5, 1).as_bytes(), None, "quick");
     let quick = app.request(Method::POST, "/api/v2/customers/imports").header("content-type", other_type);
     let mut quick = tokio::spawn(send(quick.body(other_body)));
-    let quick_done_first = tokio::time::timeout(Duration::from_secs(1), &mut quick).await.ok().map(|r| r.unwrap());
+    // On PostgreSQL it waits for the import's row, for less than the lock timeout (2.25 s).
+    let wait = Duration::from_secs(if backend.is_postgres() { 1 } else { 10 });
+    let quick_done_first = tokio::time::timeout(wait, &mut quick).await.ok().map(|r| r.unwrap());
     assert_eq!(quick_done_first.is_some(), !backend.is_postgres(), "only SQLite lets the other import go first");
 
     slow.write_all(&body[first..]).await.unwrap();
@@ -358,6 +363,46 @@ async fn a_number_written_during_an_import_is_taken_once(backend: Backend) {
         assert_eq!(total(&app, "").await, 1);
         assert_eq!(total(&app, "branchCode=3").await, 1, "the counters hold the quick import alone");
     }
+}
+
+/// Two imports write their first batches, then each reaches numbers the other holds: PostgreSQL
+/// finds the deadlock and aborts one. That one is told to retry (503 with `Retry-After`), not
+/// that the service failed, and the other completes.
+async fn two_imports_that_deadlock_answer_503_and_the_other_completes(backend: Backend) {
+    let app = backend.spawn().await;
+    // Each file: its own 2,000 rows (the first batch), then 10 of the other's, then 2,000 more.
+    let file = |own: u64, theirs: u64, more: u64| {
+        let mut csv = rows(own, 2000);
+        csv.push_str(rows(theirs, 10).split_once('\n').unwrap().1);
+        csv.push_str(rows(more, 2000).split_once('\n').unwrap().1);
+        csv
+    };
+    let mut imports = Vec::new();
+    for (own, theirs, more, boundary) in [(1, 3001, 6001, "a"), (3001, 1, 9001, "b")] {
+        let (content_type, body) = multipart(file(own, theirs, more).as_bytes(), None, boundary);
+        let mut stream = raw_import(&app, &content_type, body.len()).await;
+        let first = body.len() * 55 / 100; // past the first batch, short of the second
+        stream.write_all(&body[..first]).await.unwrap();
+        imports.push((stream, body, first));
+    }
+    // Time for both first batches to be written: each import then holds its own numbers.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let answers = imports.into_iter().map(|(mut stream, body, first)| async move {
+        stream.write_all(&body[first..]).await.unwrap();
+        let mut answer = Vec::new();
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the import answers");
+            answer.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&answer).to_string()
+    });
+    let mut answers = futures_util::future::join_all(answers).await;
+    answers.sort_by_key(|a| a[9..12].to_string());
+    assert_eq!((&answers[0][9..12], &answers[1][9..12]), ("201", "503"), "{answers:?}");
+    assert!(answers[1].to_ascii_lowercase().contains("retry-after: 5"), "{}", answers[1]);
+    assert_eq!(total(&app, "").await, 4010, "the winner's rows alone");
 }
 
 /// A v2 import begun on a connection of its own, its head sent: the test sends the body.

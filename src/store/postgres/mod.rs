@@ -184,9 +184,11 @@ fn classify(err: sqlx::Error) -> StoreError {
     from_sqlx(err)
 }
 
-/// Connection exceptions, shutdown, too many connections, lock and statement timeouts.
+/// Connection exceptions, shutdown, too many connections, lock and statement timeouts, and a
+/// transaction PostgreSQL aborted to break a deadlock or keep serializability: the same
+/// request may succeed when retried.
 fn is_unavailable_code(code: &str) -> bool {
-    code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014"].contains(&code)
+    code.starts_with("08") || code.starts_with("57P") || ["53300", "55P03", "57014", "40P01", "40001"].contains(&code)
 }
 
 #[async_trait]
