@@ -342,14 +342,7 @@ async fn a_number_written_during_an_import_is_taken_once(backend: Backend) {
     assert_eq!(quick_done_first.is_some(), !backend.is_postgres(), "only SQLite lets the other import go first");
 
     slow.write_all(&body[first..]).await.unwrap();
-    let mut answer = Vec::new();
-    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
-        let mut buf = [0u8; 4096];
-        let n = slow.read(&mut buf).await.unwrap();
-        assert!(n > 0, "the import answers");
-        answer.extend_from_slice(&buf[..n]);
-    }
-    let slow_status: u16 = String::from_utf8_lossy(&answer[9..12]).parse().unwrap();
+    let slow_status: u16 = answer(&mut slow).await[9..12].parse().unwrap();
     let quick = match quick_done_first {
         Some(reply) => reply,
         None => quick.await.unwrap(),
@@ -389,14 +382,7 @@ async fn two_imports_that_deadlock_answer_503_and_the_other_completes(backend: B
     tokio::time::sleep(Duration::from_secs(1)).await;
     let answers = imports.into_iter().map(|(mut stream, body, first)| async move {
         stream.write_all(&body[first..]).await.unwrap();
-        let mut answer = Vec::new();
-        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
-            let mut buf = [0u8; 4096];
-            let n = stream.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the import answers");
-            answer.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&answer).to_string()
+        answer(&mut stream).await
     });
     let mut answers = futures_util::future::join_all(answers).await;
     answers.sort_by_key(|a| a[9..12].to_string());
@@ -415,4 +401,16 @@ async fn raw_import(app: &TestApp, content_type: &str, length: usize) -> TcpStre
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     stream
+}
+
+/// What the server answered on a raw connection, at least its status line and headers.
+async fn answer(stream: &mut TcpStream) -> String {
+    let mut answer = Vec::new();
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the server answers");
+        answer.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&answer).to_string()
 }
