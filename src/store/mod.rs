@@ -3,12 +3,15 @@
 //! configured timeout. Adapters import the core and nothing above it.
 
 mod errors;
+mod import_slots;
 pub mod lists;
 mod postgres;
 pub mod query;
 mod sqlite;
 
 use std::{sync::Arc, time::Duration};
+
+use import_slots::ImportSlots;
 
 use crate::core::{
     listing::Key,

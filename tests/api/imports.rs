@@ -27,7 +27,8 @@ crate::scenarios![
     a_file_of_many_batches_finds_duplicates_across_them,
     a_client_gone_mid_upload_leaves_nothing_and_holds_nothing,
     a_row_past_the_record_limit_makes_the_file_unreadable,
-    a_number_written_during_an_import_is_taken_once;
+    a_number_written_during_an_import_is_taken_once,
+    imports_hold_at_most_half_the_pool;
     postgres only:
     two_imports_that_deadlock_answer_503_and_the_other_completes,
 ];
@@ -389,6 +390,34 @@ async fn two_imports_that_deadlock_answer_503_and_the_other_completes(backend: B
     assert_eq!((&answers[0][9..12], &answers[1][9..12]), ("201", "503"), "{answers:?}");
     assert!(answers[1].to_ascii_lowercase().contains("retry-after: 5"), "{}", answers[1]);
     assert_eq!(total(&app, "").await, 4010, "the winner's rows alone");
+}
+
+/// An import holds a connection while its file arrives, so imports may hold at most half the
+/// pool (PostgreSQL here: 2 connections, SQLite: 4). One more is told to retry, and every other
+/// request is still served meanwhile.
+async fn imports_hold_at_most_half_the_pool(backend: Backend) {
+    let app = backend.spawn_with(|s| s.db_pool_size = 2).await;
+    let slots = if backend.is_postgres() { 1 } else { 2 };
+    let (content_type, body) = multipart(rows(1, 3000).as_bytes(), None, "held");
+    let mut holding = Vec::new();
+    for _ in 0..slots {
+        let mut stream = raw_import(&app, &content_type, body.len()).await;
+        stream.write_all(&body[..body.len() / 2]).await.unwrap();
+        holding.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = app.upload("/api/v2/customers/imports", &rows(9001, 1), None).await;
+    refused.assert_status(503);
+    assert_eq!(refused.header("retry-after"), Some("5"));
+    app.get("/api/v2/customers").await.assert_status(200);
+    assert_eq!(app.create_user("Ada", "ada@example.com").await, 1);
+
+    let mut first = holding.remove(0);
+    first.write_all(&body[body.len() / 2..]).await.unwrap();
+    assert!(answer(&mut first).await.starts_with("HTTP/1.1 201"));
+    drop(holding);
+    app.upload("/api/v2/customers/imports", &rows(9001, 1), None).await.assert_status(201);
+    assert_eq!(total(&app, "").await, 3001, "the abandoned import wrote nothing");
 }
 
 /// A v2 import begun on a connection of its own, its head sent: the test sends the body.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
+use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
 use super::{PgStore, classify, held::Dedicated};
@@ -23,6 +24,7 @@ use crate::{
 
 pub(super) struct PgImport {
     conn: Dedicated,
+    _slot: OwnedSemaphorePermit,
     tenant: String,
     id: Uuid,
     /// Bounds each statement (an import's batches outlast the limit of single-row work).
@@ -39,8 +41,10 @@ impl PgStore {
         idempotency: Option<&IdempotencyRecord>,
     ) -> StoreResult<PgImport> {
         let budget = with_import_budget(self.timeout);
+        let slot = self.imports.take(self.timeout).await?;
         let conn = timed(self.timeout, async { self.held.dedicated().await.map_err(classify) }).await?;
-        let mut import = PgImport { conn, tenant: tenant.to_string(), id, budget, tally: Tally::default() };
+        let mut import =
+            PgImport { conn, _slot: slot, tenant: tenant.to_string(), id, budget, tally: Tally::default() };
         let limit = server_side_limit(budget).as_millis().to_string();
         import
             .run(async |c| {

@@ -84,6 +84,7 @@ pub struct PgStore {
     timeout: Duration,
     /// Where lists that may lag read from, while it keeps up.
     replica: Option<Arc<replica::Replica>>,
+    imports: super::ImportSlots,
 }
 
 impl PgStore {
@@ -122,7 +123,8 @@ impl PgStore {
             }
             None => None,
         };
-        Ok(Self { held, inserts, pool, reads, timeout, replica })
+        let imports = super::ImportSlots::of_pool(pool_size);
+        Ok(Self { held, inserts, pool, reads, timeout, replica, imports })
     }
 
     /// The replica, when a list of this freshness may read it now.

@@ -12,6 +12,7 @@ use std::{collections::HashMap, collections::HashSet, time::Duration};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Connection, QueryBuilder, Row, Sqlite, pool::PoolConnection};
+use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
 use super::{SqliteStore, classify};
@@ -30,6 +31,7 @@ const ROWS_PER_STATEMENT: usize = 1000;
 
 pub(super) struct SqliteImport {
     conn: PoolConnection<Sqlite>,
+    _slot: OwnedSemaphorePermit,
     tenant: String,
     id: String,
     created_at: DateTime<Utc>,
@@ -47,6 +49,7 @@ impl SqliteStore {
         idempotency: Option<&IdempotencyRecord>,
     ) -> StoreResult<SqliteImport> {
         let budget = with_import_budget(self.timeout);
+        let slot = self.imports.take(self.timeout).await?;
         timed(budget, async {
             let mut conn = self.pool.acquire().await.map_err(classify)?;
             // A keyed request whose import exists finds it now, before the file is read.
@@ -72,6 +75,7 @@ impl SqliteStore {
             }
             Ok(SqliteImport {
                 conn,
+                _slot: slot,
                 tenant: tenant.to_string(),
                 id: id.to_string(),
                 created_at,

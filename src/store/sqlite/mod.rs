@@ -48,7 +48,11 @@ mod workbench;
 pub struct SqliteStore {
     pool: SqlitePool,
     timeout: Duration,
+    imports: super::ImportSlots,
 }
+
+/// Connections per instance.
+const POOL_SIZE: u32 = 4;
 
 impl SqliteStore {
     pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
@@ -57,7 +61,8 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(super::server_side_limit(timeout))
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(4).acquire_timeout(timeout).connect_with(options).await?;
+        let pool =
+            SqlitePoolOptions::new().max_connections(POOL_SIZE).acquire_timeout(timeout).connect_with(options).await?;
         if migrate {
             // A newer instance may have migrated further (a rolling deploy): migrations only
             // add, so an older instance still runs on the schema it knows.
@@ -65,7 +70,7 @@ impl SqliteStore {
             migrator.set_ignore_missing(true);
             migrator.run(&pool).await?;
         }
-        Ok(Self { pool, timeout })
+        Ok(Self { pool, timeout, imports: super::ImportSlots::of_pool(POOL_SIZE) })
     }
 }
 
