@@ -28,7 +28,8 @@ crate::scenarios![
     a_client_gone_mid_upload_leaves_nothing_and_holds_nothing,
     a_row_past_the_record_limit_makes_the_file_unreadable,
     a_number_written_during_an_import_is_taken_once,
-    imports_hold_at_most_half_the_pool;
+    imports_hold_at_most_half_the_pool,
+    an_import_behind_a_held_lock_is_503_and_leaves_nothing;
     postgres only:
     two_imports_that_deadlock_answer_503_and_the_other_completes,
 ];
@@ -418,6 +419,27 @@ async fn imports_hold_at_most_half_the_pool(backend: Backend) {
     drop(holding);
     app.upload("/api/v2/customers/imports", &rows(9001, 1), None).await.assert_status(201);
     assert_eq!(total(&app, "").await, 3001, "the abandoned import wrote nothing");
+}
+
+/// The store is slow, not down: another transaction holds the customers table (PostgreSQL) or
+/// the write lock (SQLite) while an import arrives. The import answers 503 within the
+/// database's lock limit and leaves nothing behind: no rows, no open transaction, and the same
+/// file imports whole once the lock is gone.
+async fn an_import_behind_a_held_lock_is_503_and_leaves_nothing(backend: Backend) {
+    let app = backend.spawn().await;
+    let lock = crate::outage::WriteLock::on(&app.database_url, "customers").await;
+
+    let started = std::time::Instant::now();
+    let reply = app.upload("/api/v2/customers/imports", &rows(1, 3000), None).await;
+    reply.assert_status(503);
+    assert_eq!(reply.header("retry-after"), Some("5"));
+    assert!(started.elapsed() < Duration::from_secs(5), "answered within the lock limit");
+    lock.release().await;
+
+    assert_eq!(total(&app, "").await, 0);
+    let again = app.upload("/api/v2/customers/imports", &rows(1, 3000), None).await;
+    again.assert_status(201);
+    assert_eq!(again.json()["created"], 3000);
 }
 
 /// A v2 import begun on a connection of its own, its head sent: the test sends the body.

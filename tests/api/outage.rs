@@ -146,7 +146,8 @@ async fn a_silent_store_is_503_then_reads_recover(backend: Backend) {
     }
 }
 
-/// Holds the database's write lock from another connection until dropped.
+/// Holds the database's write lock from another connection until dropped: on PostgreSQL a
+/// lock on one table, on SQLite the database's one write lock.
 pub struct WriteLock {
     release: Option<tokio::sync::oneshot::Sender<()>>,
     done: tokio::task::JoinHandle<()>,
@@ -154,21 +155,27 @@ pub struct WriteLock {
 
 impl WriteLock {
     pub async fn take(database_url: &str) -> WriteLock {
+        Self::on(database_url, "users").await
+    }
+
+    pub async fn on(database_url: &str, table: &str) -> WriteLock {
         let (locked_tx, locked_rx) = tokio::sync::oneshot::channel();
         let (release, release_rx) = tokio::sync::oneshot::channel::<()>();
         let url = database_url.to_string();
+        let (lock, write) =
+            (format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"), format!("DELETE FROM {table} WHERE id < 0"));
         let done = tokio::spawn(async move {
             if url.starts_with("postgres") {
                 let pool = sqlx::PgPool::connect(&url).await.unwrap();
                 let mut tx = pool.begin().await.unwrap();
-                sqlx::query("LOCK TABLE users IN ACCESS EXCLUSIVE MODE").execute(&mut *tx).await.unwrap();
+                sqlx::query(&lock).execute(&mut *tx).await.unwrap();
                 let _ = locked_tx.send(());
                 let _ = release_rx.await;
                 tx.rollback().await.unwrap();
             } else {
                 let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
                 let mut tx = pool.begin().await.unwrap();
-                sqlx::query("DELETE FROM users WHERE id < 0").execute(&mut *tx).await.unwrap();
+                sqlx::query(&write).execute(&mut *tx).await.unwrap();
                 let _ = locked_tx.send(());
                 let _ = release_rx.await;
                 tx.rollback().await.unwrap();
