@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{SubsecRound, Utc};
 use uuid::Uuid;
 
-use crate::core::storage::{Constraint, CustomerList, Freshness, Store, StoreError};
+use crate::core::storage::{CustomerList, Freshness, Store, StoreError};
 use crate::core::{
     CoreError,
     customer::{Customer, CustomerSort},
@@ -92,9 +92,9 @@ impl Customers {
                 Some(key) => match self.store.find_import_by_idempotency(tenant, &key.scope).await? {
                     Some((earlier, fingerprint)) if fingerprint == key.fingerprint => Ok(Begun::Replayed(earlier)),
                     Some(_) => Err(CoreError::IdempotencyMismatch),
-                    None => Err(conflict_error(conflict)),
+                    None => Err(StoreError::Conflict(conflict).into()),
                 },
-                None => Err(conflict_error(conflict)),
+                None => Err(StoreError::Conflict(conflict).into()),
             },
             Err(err) => Err(err.into()),
         }
@@ -107,14 +107,6 @@ pub enum Begun {
     Session(Box<ImportSession>),
     /// An earlier try of the same keyed request made this import: nothing new is written.
     Replayed(ImportReport),
-}
-
-/// Another writer took a customer number between our check and our write.
-fn conflict_error(conflict: Constraint) -> CoreError {
-    match conflict {
-        Constraint::CustomerNumber => CoreError::Conflict(crate::core::error::Conflict::ConcurrentUpdate),
-        other => StoreError::Conflict(other).into(),
-    }
 }
 
 /// An import id: a hyphenated UUID ([`UUID`]).
