@@ -25,7 +25,9 @@ pub async fn fingerprint(req: &mut Request, path: &str, version: u16) -> Result<
     let content_type = req.content_type().unwrap_or("");
     let is_multipart = content_type.to_ascii_lowercase().starts_with("multipart/");
     let essence = content_type.split(';').next().unwrap_or("").trim();
-    let mut content = Comparable::new(Fingerprint::hasher("POST", path, version), essence, boundary(content_type));
+    // Only a multipart body has a boundary to replace.
+    let boundary = is_multipart.then(|| boundary(content_type)).flatten();
+    let mut content = Comparable::new(Fingerprint::hasher("POST", path, version), essence, boundary);
     let body = req.take_body();
     let body = match is_multipart {
         true => spool(body, &mut content).await?,
