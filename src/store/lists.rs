@@ -1,14 +1,12 @@
 //! The core's list queries as the shared SQL description both backends run, and the counter
 //! rows that keep exact totals.
 
-use std::collections::BTreeMap;
-
 use super::{
     query::{Column, Counter, ListSql, SqlValue},
     sql_value,
 };
 use crate::core::{
-    customer::{CustomerSort, NewCustomer},
+    customer::CustomerSort,
     listing::{Direction, Window},
     storage::{CustomerList, UserList},
     user::UserSort,
@@ -96,42 +94,5 @@ pub(crate) fn customers<'a>(query: &'a CustomerList, tenant: &'a str) -> ListSql
         reversed: false,
         // Set even without `count`: a deep page reads it to pick the nearer end.
         counter: counter.map(|branch| Counter::Customers { branch: branch.to_string() }),
-    }
-}
-
-/// What an import adds to the counters: rows per branch, and the tenant's total under
-/// [`ALL_BRANCHES`]. Kept until the import commits, so concurrent imports hold the counter rows
-/// only briefly; a file that names very many branches has them flushed early instead.
-#[derive(Default)]
-pub(crate) struct Tally {
-    branches: BTreeMap<String, i64>,
-    total: i64,
-}
-
-impl Tally {
-    /// Branches held at most before a flush.
-    const MAX_BRANCHES: usize = 1024;
-
-    pub fn add(&mut self, row: &NewCustomer) {
-        match self.branches.get_mut(row.branch_code.as_str()) {
-            Some(n) => *n += 1,
-            None => {
-                self.branches.insert(row.branch_code.as_str().to_string(), 1);
-            }
-        }
-        self.total += 1;
-    }
-
-    pub fn is_full(&self) -> bool {
-        self.branches.len() >= Self::MAX_BRANCHES
-    }
-
-    /// The counts to add, the total first and then by branch (concurrent imports lock the
-    /// counter rows in one order); the tally is empty afterwards.
-    pub fn take(&mut self) -> Vec<(String, i64)> {
-        let total = std::mem::take(&mut self.total);
-        let branches = std::mem::take(&mut self.branches);
-        let total = (total > 0).then(|| (ALL_BRANCHES.to_string(), total));
-        total.into_iter().chain(branches).collect()
     }
 }

@@ -124,33 +124,35 @@ impl ImportSession {
     /// A row whose customer number an earlier row of the file has is a duplicate of the first
     /// such row, even when that row was invalid otherwise.
     async fn mark_duplicates(&mut self, rows: &mut [CheckedRow]) -> Result<(), CoreError> {
-        let mut first_here: HashMap<&str, u64> = HashMap::new();
+        // Each number's first line: in this batch, then from earlier batches.
+        let mut first: HashMap<&str, u64> = HashMap::new();
         let mut numbers = Vec::new();
         for row in rows.iter() {
             if let Some(number) = &row.number {
-                first_here.entry(number.as_str()).or_insert_with(|| {
+                first.entry(number.as_str()).or_insert_with(|| {
                     numbers.push((number.as_str(), row.line));
                     row.line
                 });
             }
         }
-        let earlier = match numbers.is_empty() {
-            true => vec![],
-            false => self.writer.earlier_lines(&numbers).await?,
-        };
-        let first: HashMap<String, u64> = numbers
+        if !numbers.is_empty() {
+            let earlier = self.writer.earlier_lines(&numbers).await?;
+            for (&(number, _), line) in numbers.iter().zip(earlier) {
+                if let Some(line) = line {
+                    first.insert(number, line);
+                }
+            }
+        }
+        let duplicate_of: Vec<Option<u64>> = rows
             .iter()
-            .zip(earlier)
-            .map(|(&(number, line), earlier)| (number.to_string(), earlier.unwrap_or(line)))
+            .map(|row| row.number.as_ref().map(|n| first[n.as_str()]).filter(|line| *line != row.line))
             .collect();
-        for row in rows.iter_mut() {
-            let Some(number) = &row.number else { continue };
-            let first = first[number.as_str()];
-            if first != row.line {
+        for (row, first) in rows.iter_mut().zip(duplicate_of) {
+            if let Some(line) = first {
                 row.errors.push(RowError {
                     line: row.line,
                     column: "customerNumber".into(),
-                    rule: Rule::DuplicateOf { line: first },
+                    rule: Rule::DuplicateOf { line },
                 });
                 row.customer = None;
             }

@@ -52,6 +52,21 @@ impl Held {
 
     pub async fn acquire(&self) -> Result<Conn<'_>, sqlx::Error> {
         let permit = self.permits.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
+        let (conn, taken_at) = self.connection().await?;
+        Ok(Conn { conn: Some(conn), home: self, taken_at, settled: false, reusable: false, _permit: permit })
+    }
+
+    /// A connection for one long piece of work (an import's transaction), counted against the
+    /// permits like any other, and never put back on the stack.
+    pub async fn dedicated(&self) -> Result<Dedicated, sqlx::Error> {
+        let permit = self.permits.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+        let (conn, _) = self.connection().await?;
+        Ok(Dedicated { conn, finished: false, _permit: permit })
+    }
+
+    /// An idle connection from the stack, else one from sqlx's pool (a permit is held: it has
+    /// one free), with the flush count it was taken at.
+    async fn connection(&self) -> Result<(PoolConnection<Postgres>, u64), sqlx::Error> {
         let (idle, taken_at) = {
             let mut idle = self.idle();
             (idle.stack.pop(), idle.flushes)
@@ -60,19 +75,7 @@ impl Held {
             Some(conn) => conn,
             None => self.pool.acquire().await?,
         };
-        Ok(Conn { conn: Some(conn), home: self, taken_at, settled: false, reusable: false, _permit: permit })
-    }
-
-    /// A connection for one long piece of work (an import's transaction), counted against the
-    /// permits like any other, and never put back on the stack.
-    pub async fn dedicated(&self) -> Result<Dedicated, sqlx::Error> {
-        let permit = self.permits.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-        let idle = self.idle().stack.pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => self.pool.acquire().await?,
-        };
-        Ok(Dedicated { conn, finished: false, _permit: permit })
+        Ok((conn, taken_at))
     }
 
     /// Connections held on the stack, ready for the next query.

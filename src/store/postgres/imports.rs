@@ -3,7 +3,7 @@
 //! temporary table (dropped at commit), so finding a duplicate costs no memory here however
 //! large the file. The counters move once, at commit.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -19,7 +19,7 @@ use crate::{
         import::ImportReport,
         storage::{ImportWriter, StoreError, StoreResult},
     },
-    store::{lists::Tally, server_side_limit, timed, with_import_budget},
+    store::{lists::ALL_BRANCHES, server_side_limit, timed, with_import_budget},
 };
 
 pub(super) struct PgImport {
@@ -185,5 +185,42 @@ impl ImportWriter for PgImport {
         .await?;
         self.conn.finished();
         Ok(())
+    }
+}
+
+/// What an import adds to the counters: rows per branch, and the tenant's total under
+/// [`ALL_BRANCHES`]. Kept until the import commits, so concurrent imports hold the counter rows
+/// only briefly; a file that names very many branches has them flushed early instead.
+#[derive(Default)]
+struct Tally {
+    branches: BTreeMap<String, i64>,
+    total: i64,
+}
+
+impl Tally {
+    /// Branches held at most before a flush.
+    const MAX_BRANCHES: usize = 1024;
+
+    fn add(&mut self, row: &NewCustomer) {
+        match self.branches.get_mut(row.branch_code.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                self.branches.insert(row.branch_code.as_str().to_string(), 1);
+            }
+        }
+        self.total += 1;
+    }
+
+    fn is_full(&self) -> bool {
+        self.branches.len() >= Self::MAX_BRANCHES
+    }
+
+    /// The counts to add, the total first and then by branch (concurrent imports lock the
+    /// counter rows in one order); the tally is empty afterwards.
+    fn take(&mut self) -> Vec<(String, i64)> {
+        let total = std::mem::take(&mut self.total);
+        let branches = std::mem::take(&mut self.branches);
+        let total = (total > 0).then(|| (ALL_BRANCHES.to_string(), total));
+        total.into_iter().chain(branches).collect()
     }
 }
