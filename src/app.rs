@@ -217,6 +217,17 @@ pub fn operations_document(settings: &Settings) -> anyhow::Result<String> {
     document::document(&fixed_view(&fixed_routes(&versions)), &dispatch)
 }
 
+/// What [`Application::build`] checks of the settings before it connects anything, with the
+/// same messages: `tandem config` runs it to say whether `serve` would start.
+pub fn preflight(settings: &Settings) -> anyhow::Result<()> {
+    http::cors::Cors::parse(settings.cors_origins.as_deref())?;
+    if let Some(key) = crate::auth::dev_secret::configured_key(settings)? {
+        crate::auth::Verifier::new(&key, settings)?;
+    }
+    crate::dispatch::Dispatch::new(&versions::all(), settings)?;
+    Ok(())
+}
+
 /// `:8080` → `0.0.0.0:8080`, as Go and most tools read it.
 fn normalize_listen(listen: &str) -> String {
     if listen.starts_with(':') { format!("0.0.0.0{listen}") } else { listen.to_string() }

@@ -1,4 +1,4 @@
-//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`.
+//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`, `config`.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -10,6 +10,7 @@ use crate::{
         dev_secret::{self, KeySource},
         jwt::{self, TokenRequest},
     },
+    settings::{self, Loaded},
     store, telemetry,
 };
 
@@ -56,20 +57,27 @@ enum Command {
         #[arg(long, default_value = "versions")]
         dir: PathBuf,
     },
+    /// Print the effective settings as TOML, each with where its value came from; exit non-zero
+    /// with `serve`'s message when they cannot start. Connects to nothing.
+    Config,
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Serve);
-    let settings = match Settings::load() {
-        Ok(settings) => settings,
+    let loaded = match Settings::load_sourced() {
+        Ok(loaded) => loaded,
         Err(err) => {
             eprintln!("tandem: invalid settings: {err:#}");
             return ExitCode::from(2);
         }
     };
+    if matches!(command, Command::Config) {
+        return config(&loaded);
+    }
+    let settings = loaded.settings;
     let sink = if matches!(command, Command::Serve) { telemetry::Sink::Stdout } else { telemetry::Sink::Stderr };
-    telemetry::init(settings.log_format, sink);
+    telemetry::init(settings.log_format, &settings.log, sink);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -86,8 +94,24 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `tandem config`: the settings `serve` would start with, or the error it would stop with.
+fn config(loaded: &Loaded) -> ExitCode {
+    let shown = crate::app::preflight(&loaded.settings).and_then(|()| settings::show::render(loaded));
+    match shown {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("tandem: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
     match command {
+        Command::Config => unreachable!("answered before the runtime starts"),
         Command::Serve => {
             // Handlers first: a SIGTERM that arrives while starting must stop us gracefully too.
             let stop = shutdown_signal()?;

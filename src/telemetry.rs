@@ -7,14 +7,15 @@ use std::io::IsTerminal;
 use tracing::Subscriber;
 use tracing_subscriber::{EnvFilter, fmt::MakeWriter, layer::SubscriberExt};
 
-use crate::settings::LogFormat;
+use crate::settings::{DEFAULT_LOG_FILTER, LogFormat};
 
-/// Builds the subscriber; `writer` is stdout in production and a buffer in tests.
-pub fn subscriber<W>(format: LogFormat, writer: W) -> Box<dyn Subscriber + Send + Sync>
+/// Builds the subscriber with `filter` (`TANDEM_LOG`, checked when the settings load);
+/// `writer` is stdout in production and a buffer in tests.
+pub fn subscriber<W>(format: LogFormat, filter: &str, writer: W) -> Box<dyn Subscriber + Send + Sync>
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
-    let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,poem=warn"));
+    let filter = EnvFilter::builder().parse(filter).unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let registry = tracing_subscriber::registry().with(filter);
     match format {
         LogFormat::Json => Box::new(registry.with(
@@ -36,15 +37,15 @@ pub enum Sink {
 }
 
 /// Installs the process-wide subscriber.
-pub fn init(format: Option<LogFormat>, sink: Sink) {
+pub fn init(format: Option<LogFormat>, filter: &str, sink: Sink) {
     let terminal = match sink {
         Sink::Stdout => std::io::stdout().is_terminal(),
         Sink::Stderr => std::io::stderr().is_terminal(),
     };
     let format = format.unwrap_or(if terminal { LogFormat::Text } else { LogFormat::Json });
     let subscriber = match sink {
-        Sink::Stdout => subscriber(format, std::io::stdout),
-        Sink::Stderr => subscriber(format, std::io::stderr),
+        Sink::Stdout => subscriber(format, filter, std::io::stdout),
+        Sink::Stderr => subscriber(format, filter, std::io::stderr),
     };
     // A second init keeps the first subscriber.
     let _ = tracing::subscriber::set_global_default(subscriber);

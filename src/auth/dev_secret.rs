@@ -22,15 +22,9 @@ pub enum KeySource {
 
 /// Picks the configured key, or the dev secret file when none is configured on SQLite.
 pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
-    match (&settings.jwt_secret, &settings.jwt_public_key) {
-        (Some(_), Some(_)) => anyhow::bail!("set TANDEM_JWT_SECRET or TANDEM_JWT_PUBLIC_KEY, not both"),
-        (Some(secret), None) => Ok(KeySource::Secret(secret.clone())),
-        (None, Some(path)) => Ok(KeySource::PublicKey(path.clone())),
-        (None, None) if settings.database_url.is_postgres() => anyhow::bail!(
-            "TANDEM_JWT_SECRET (at least 32 bytes) or TANDEM_JWT_PUBLIC_KEY is required with PostgreSQL; \
-             the generated dev secret is only for the embedded SQLite default"
-        ),
-        (None, None) => {
+    match configured_key(settings)? {
+        Some(key) => Ok(key),
+        None => {
             let path = secret_path(settings.database_url.expose());
             let (secret, created) = read_or_create(&path)?;
             if created {
@@ -40,6 +34,21 @@ pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
             }
             Ok(KeySource::Secret(secret))
         }
+    }
+}
+
+/// The key the settings configure; `None` where the dev secret file serves (SQLite only).
+/// Touches no file.
+pub fn configured_key(settings: &Settings) -> anyhow::Result<Option<KeySource>> {
+    match (&settings.jwt_secret, &settings.jwt_public_key) {
+        (Some(_), Some(_)) => anyhow::bail!("set TANDEM_JWT_SECRET or TANDEM_JWT_PUBLIC_KEY, not both"),
+        (Some(secret), None) => Ok(Some(KeySource::Secret(secret.clone()))),
+        (None, Some(path)) => Ok(Some(KeySource::PublicKey(path.clone()))),
+        (None, None) if settings.database_url.is_postgres() => anyhow::bail!(
+            "TANDEM_JWT_SECRET (at least 32 bytes) or TANDEM_JWT_PUBLIC_KEY is required with PostgreSQL; \
+             the generated dev secret is only for the embedded SQLite default"
+        ),
+        (None, None) => Ok(None),
     }
 }
 

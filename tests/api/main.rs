@@ -21,6 +21,7 @@ mod logs;
 mod operations;
 mod outage;
 mod plugins;
+mod settings;
 mod tenants;
 mod user_totals;
 mod users;
@@ -55,6 +56,7 @@ fn main() {
         hardening::scenarios(),
         hostile::scenarios(),
         plugins::scenarios(),
+        settings::scenarios(),
         workbench::scenarios(),
     ]);
 }

@@ -6,7 +6,7 @@ use std::{
     sync::{Mutex, OnceLock},
 };
 
-use tandem::settings::LogFormat;
+use tandem::settings::{DEFAULT_LOG_FILTER, LogFormat};
 
 static CAPTURED: OnceLock<Mutex<Vec<u8>>> = OnceLock::new();
 
@@ -29,7 +29,7 @@ impl Write for Capture {
 
 /// Installs the same subscriber the service uses (JSON), writing into the capture buffer.
 pub fn install() {
-    let subscriber = tandem::telemetry::subscriber(LogFormat::Json, || Capture);
+    let subscriber = tandem::telemetry::subscriber(LogFormat::Json, DEFAULT_LOG_FILTER, || Capture);
     let _ = tracing::subscriber::set_global_default(subscriber);
 }
 

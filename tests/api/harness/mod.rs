@@ -4,6 +4,7 @@
 //! those trials are listed as ignored and the banner says so.
 
 pub mod app;
+pub mod binary;
 pub mod browser;
 pub mod logs;
 pub mod proxy;

@@ -1,20 +1,24 @@
 //! Settings: defaults, then an optional `tandem.toml` (path in `TANDEM_CONFIG`), then `TANDEM_*`
-//! environment variables, which always win. Every field is documented in the README.
+//! environment variables, which always win ([`layers`]). Every field is documented in the README,
+//! and `tandem config` shows the effective ones ([`show`]).
+
+mod layers;
+pub mod names;
+pub mod show;
 
 use std::{collections::BTreeMap, fmt, path::PathBuf};
 
-use figment::{
-    Figment,
-    providers::{Env, Format, Toml},
-};
 use secrecy::{ExposeSecret, SecretString};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
+
+pub use layers::{CONFIG_VARIABLE, Loaded, Source};
 
 use crate::core::paging::PageLimits;
 
-/// Everything the service reads at start. Secrets are wrapped so `Debug` never prints them.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default)]
+/// Everything the service reads at start. Secrets are wrapped so `Debug` never prints them, and
+/// serialized (for `tandem config`) as `"***"`. A name not declared here refuses to start.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// `TANDEM_LISTEN`: address to serve on; `:0` picks a free port.
     pub listen: String,
@@ -31,6 +35,7 @@ pub struct Settings {
     /// `TANDEM_REDIS_MASTER`: the name the Sentinels know the Redis primary by.
     pub redis_master: Option<String>,
     /// `TANDEM_JWT_SECRET`: HS256 secret, at least 32 bytes.
+    #[serde(serialize_with = "masked")]
     pub jwt_secret: Option<SecretString>,
     /// `TANDEM_JWT_PUBLIC_KEY`: path to a PEM public key (RS256 or ES256).
     pub jwt_public_key: Option<PathBuf>,
@@ -78,10 +83,26 @@ pub struct Settings {
     pub drain_seconds: u64,
     /// `TANDEM_CORS_ORIGINS`: comma-separated origins; unset = CORS off.
     pub cors_origins: Option<String>,
+    /// `TANDEM_LOG`: the log filter (`tracing` `EnvFilter` syntax).
+    pub log: String,
+    /// `TANDEM_JWT_SECRET_FILE`, `TANDEM_DATABASE_URL_FILE`, `TANDEM_DATABASE_REPLICA_URL_FILE`,
+    /// `TANDEM_REDIS_URL_FILE`: a file holding the setting of that name (one trailing newline
+    /// trimmed), as Docker and Kubernetes mount secrets. Read, then cleared, at load.
+    #[serde(skip_serializing)]
+    pub jwt_secret_file: Option<PathBuf>,
+    #[serde(skip_serializing)]
+    pub database_url_file: Option<PathBuf>,
+    #[serde(skip_serializing)]
+    pub database_replica_url_file: Option<PathBuf>,
+    #[serde(skip_serializing)]
+    pub redis_url_file: Option<PathBuf>,
 }
 
+/// The log filter when `TANDEM_LOG` names none.
+pub const DEFAULT_LOG_FILTER: &str = "info,sqlx=warn,poem=warn";
+
 /// One version's lifecycle as configured; [`crate::lifecycle::Lifecycle`] checks it at start.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LifecycleSettings {
     /// RFC 3339 instant the version became deprecated.
@@ -92,7 +113,7 @@ pub struct LifecycleSettings {
     pub brownouts: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     Text,
@@ -131,23 +152,16 @@ impl Default for Settings {
             header_read_timeout_ms: 10_000,
             idle_timeout_ms: 60_000,
             cors_origins: None,
+            log: DEFAULT_LOG_FILTER.into(),
+            jwt_secret_file: None,
+            database_url_file: None,
+            database_replica_url_file: None,
+            redis_url_file: None,
         }
     }
 }
 
 impl Settings {
-    /// Reads the layered settings from the process environment.
-    pub fn load() -> anyhow::Result<Self> {
-        let mut figment = Figment::new();
-        let file = std::env::var("TANDEM_CONFIG").unwrap_or_else(|_| "tandem.toml".into());
-        figment = figment.merge(Toml::file(file));
-        let env = Env::prefixed("TANDEM_").ignore(&["CONFIG"]).map(|key| version_key(key.as_str()).into());
-        let mut settings: Settings = figment.merge(env).extract()?;
-        settings.empty_means_unset();
-        settings.check()?;
-        Ok(settings)
-    }
-
     /// `TANDEM_REDIS_URL=` (empty) means unset, as operators expect, for every optional setting.
     fn empty_means_unset(&mut self) {
         fn text(value: &mut Option<String>) {
@@ -189,6 +203,7 @@ impl Settings {
             "TANDEM_DEFAULT_PAGE_SIZE must be between 1 and TANDEM_MAX_PAGE_SIZE"
         );
         anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
+        anyhow::ensure!(self.replica_max_lag_ms > 0, "TANDEM_REPLICA_MAX_LAG_MS must be positive");
         anyhow::ensure!(self.request_timeout_ms > 0, "TANDEM_REQUEST_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.db_pool_size > 0, "TANDEM_DB_POOL_SIZE must be positive");
         anyhow::ensure!(self.max_connections > 0, "TANDEM_MAX_CONNECTIONS must be positive");
@@ -210,6 +225,9 @@ impl Settings {
         }
         if let Some(secret) = &self.jwt_secret {
             anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");
+        }
+        if let Err(err) = tracing_subscriber::EnvFilter::builder().parse(&self.log) {
+            anyhow::bail!("TANDEM_LOG={:?} is not a log filter: {err}", self.log);
         }
         Ok(())
     }
@@ -252,23 +270,22 @@ impl Settings {
     }
 }
 
-/// `v2_deprecated_at` (from `TANDEM_V2_DEPRECATED_AT`) → `versions.2.deprecated_at`; other keys
-/// are left alone.
-fn version_key(key: &str) -> String {
-    let lifecycle = key.strip_prefix('v').and_then(|rest| {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        let (number, field) = rest.split_at(digits);
-        let field = field.strip_prefix('_')?;
-        let known = ["deprecated_at", "sunset_at", "brownouts"].contains(&field);
-        (!number.is_empty() && known).then(|| format!("versions.{number}.{field}"))
-    });
-    lifecycle.unwrap_or_else(|| key.to_string())
+/// A secret, serialized only as `"***"`.
+fn masked<S: Serializer>(secret: &Option<SecretString>, serializer: S) -> Result<S::Ok, S::Error> {
+    secret.as_ref().map(|_| "***").serialize(serializer)
 }
 
-/// A connection URL whose password never reaches a log through `Debug` or `Display`.
+/// A connection URL whose password never reaches a log through `Debug` or `Display`, and is
+/// serialized as `***`.
 #[derive(Clone, Deserialize)]
 #[serde(transparent)]
 pub struct DatabaseUrl(SecretString);
+
+impl Serialize for DatabaseUrl {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        mask_password(self.expose()).serialize(serializer)
+    }
+}
 
 impl DatabaseUrl {
     pub fn new(url: impl Into<String>) -> Self {
@@ -291,20 +308,29 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
-/// `scheme://user:secret@host/db` → `scheme://user:***@host/db`.
+/// `scheme://user:secret@host/db?password=secret` → `scheme://user:***@host/db?password=***`.
 fn mask_password(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
     };
+    let (url, query) = url.split_once('?').map_or((url, None), |(u, q)| (u, Some(q)));
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let authority = &rest[..authority_end];
-    match (authority.rfind('@'), authority.find(':')) {
+    let mut masked = match (authority.rfind('@'), authority.find(':')) {
         (Some(at), Some(colon)) if colon < at => {
             format!("{}{}:***{}", &url[..scheme_end + 3], &authority[..colon], &rest[at..])
         }
         _ => url.to_string(),
+    };
+    if let Some(query) = query {
+        let pairs = query.split('&').map(|pair| match pair.split_once('=') {
+            Some((name, _)) if name.eq_ignore_ascii_case("password") => format!("{name}=***"),
+            _ => pair.to_string(),
+        });
+        masked = format!("{masked}?{}", pairs.collect::<Vec<_>>().join("&"));
     }
+    masked
 }
 
 #[cfg(test)]
@@ -328,15 +354,11 @@ mod tests {
     fn urls_without_password_are_unchanged() {
         assert_eq!(mask_password("sqlite://tandem.db?mode=rwc"), "sqlite://tandem.db?mode=rwc");
         assert_eq!(mask_password("postgres://app@db/x"), "postgres://app@db/x");
-    }
-
-    #[test]
-    fn version_lifecycle_variables_nest_under_their_version() {
-        assert_eq!(version_key("v1_deprecated_at"), "versions.1.deprecated_at");
-        assert_eq!(version_key("v12_brownouts"), "versions.12.brownouts");
-        assert_eq!(version_key("vendor"), "vendor");
-        assert_eq!(version_key("v1_other"), "v1_other");
-        assert_eq!(version_key("v_sunset_at"), "v_sunset_at");
+        assert_eq!(
+            mask_password("postgres://db/x?user=a&password=b&sslmode=c"),
+            "postgres://db/x?user=a&password=***&sslmode=c"
+        );
+        assert_eq!(mask_password("redis://:pw@cache:6379/0"), "redis://:***@cache:6379/0");
     }
 
     #[test]
