@@ -1,6 +1,6 @@
 """The legacy client: creates and lists users through the Python client generated from v1's document.
 
-Run by tests/clients/run. Reads TANDEM_BASE, TANDEM_TOKEN, TANDEM_TENANT and CLIENTS_RUN from the
+Run by tests/clients/run. Reads CLIENTS_BASE, CLIENTS_TOKEN, CLIENTS_TENANT and CLIENTS_RUN from the
 environment and writes what it created to the JSON file named by its one argument, for the v2 client
 (v2_client.ts) to read back. Any mismatch exits non-zero with a message.
 """
@@ -29,11 +29,11 @@ def header(answer, name):
 
 
 def client(module, version):
-    config = module.Configuration(host=f"{os.environ['TANDEM_BASE']}/api/v{version}",
-                                  access_token=os.environ["TANDEM_TOKEN"])
+    config = module.Configuration(host=f"{os.environ['CLIENTS_BASE']}/api/v{version}",
+                                  access_token=os.environ["CLIENTS_TOKEN"])
     api = module.ApiClient(config)
     # A fresh tenant per run, so reruns on a shared PostgreSQL never see each other's users.
-    api.set_default_header("X-Tenant-ID", os.environ["TANDEM_TENANT"])
+    api.set_default_header("X-Tenant-ID", os.environ["CLIENTS_TENANT"])
     return module.UsersApi(api)
 
 

@@ -21,9 +21,9 @@ function check(condition: boolean, message: string): asserts condition {
 }
 
 const env = (name: string): string => process.env[name] ?? fail(`${name} is not set`);
-const base = env("TANDEM_BASE");
+const base = env("CLIENTS_BASE");
 const run = env("CLIENTS_RUN");
-const headers = { Authorization: `Bearer ${env("TANDEM_TOKEN")}`, "X-Tenant-ID": env("TANDEM_TENANT") };
+const headers = { Authorization: `Bearer ${env("CLIENTS_TOKEN")}`, "X-Tenant-ID": env("CLIENTS_TENANT") };
 const v2 = createClient<V2>({ baseUrl: `${base}/api/v2`, headers });
 const v1 = createClient<V1>({ baseUrl: `${base}/api/v1`, headers });
 const legacy: Legacy[] = JSON.parse(readFileSync(process.argv[2] ?? fail("no handoff file"), "utf8"));
