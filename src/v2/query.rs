@@ -60,8 +60,10 @@ pub fn list_request<F: SortField>(
         Vec::new()
     });
     let page = page_request(query.page, query.size, limits, &mut errors);
+    // A page beside a cursor is refused, except the documented default: clients generated to
+    // send every parameter's default send `page=0` on every call.
     let start = match query.cursor.as_deref() {
-        Some(_) if query.page.is_some() => {
+        Some(_) if query.page.is_some_and(|page| page != 0) => {
             errors.push(FieldError::parameter("page", Rule::NotWithCursor));
             Start::Page(page)
         }
@@ -132,5 +134,9 @@ mod tests {
         let query = ListQuery { page: Some(1), size: None, sort: vec![], count: None, cursor: Some("x".into()) };
         let errors = list_request::<UserSort>(query, LIMITS, &[]).unwrap_err().errors;
         assert_eq!(errors, vec![FieldError::parameter("page", Rule::NotWithCursor)]);
+        // The documented default beside a cursor is no error of its own (the cursor is: invalid).
+        let query = ListQuery { page: Some(0), size: None, sort: vec![], count: None, cursor: Some("x".into()) };
+        let errors = list_request::<UserSort>(query, LIMITS, &[]).unwrap_err().errors;
+        assert_eq!(errors, vec![FieldError::parameter("cursor", Rule::Invalid)]);
     }
 }

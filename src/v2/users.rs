@@ -59,7 +59,7 @@ impl UsersApi {
         auth: BearerAuth,
         users: Users,
         limits: PageLimits,
-        /// Zero-based page index (default 0); not with `cursor`.
+        /// Zero-based page index (default 0); beside `cursor`, only its default 0.
         page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
         size: Query<PageSize>,

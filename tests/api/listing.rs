@@ -247,6 +247,12 @@ async fn a_cursor_is_bound_to_its_query(backend: Backend) {
     assert_eq!(other_filter.error_codes(), vec![("cursor".into(), "cursor_mismatch".into())]);
     let with_page = app.get(&format!("/api/v2/users?page=1&sort=name,asc&cursor={cursor}")).await;
     assert_eq!(with_page.error_codes(), vec![("page".into(), "not_with_cursor".into())]);
+    // The documented default `page=0`, as clients generated to send every default send it, reads
+    // the same slice as the cursor alone.
+    let alone = app.get(&format!("/api/v2/users?count=false&size=2&sort=name,asc&cursor={cursor}")).await;
+    let with_default = app.get(&format!("/api/v2/users?count=false&page=0&size=2&sort=name,asc&cursor={cursor}")).await;
+    with_default.assert_status(200);
+    assert_eq!(with_default.json(), alone.json());
     let garbage = app.get("/api/v2/users?cursor=not-a-cursor").await;
     assert_eq!(garbage.error_codes(), vec![("cursor".into(), "invalid".into())]);
     // The same query with another size is fine.
