@@ -718,6 +718,14 @@ async fn tandem_config_shows_each_value_and_its_source(_: Backend) {
     let parsed: toml::Table = stdout.parse().expect("valid TOML");
     assert_eq!(parsed["rate_limit"].as_integer(), Some(7));
 
+    // The example file in deploy/ holds only settings (its secret file is one this test writes).
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/tandem.example.toml");
+    let text = std::fs::read_to_string(example).unwrap().replace("/run/secrets/tandem-jwt-secret", "secret");
+    std::fs::write(dir.path().join("example.toml"), text).unwrap();
+    let (code, stdout, stderr) = outcome(dir.path(), &["config"], &[("TANDEM_CONFIG", Some("example.toml"))]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("jwt_secret = \"***\""), "{stdout}");
+
     // Settings that cannot start: serve's own message, and nothing printed on stdout.
     let bad = [("TANDEM_V1_SUNSET_AT", Some("2099-01-01T00:00:00Z")), ("TANDEM_JWT_SECRET", Some(OTHER_SECRET))];
     let (code, stdout, stderr) = outcome(tempfile::tempdir().unwrap().path(), &["config"], &bad);

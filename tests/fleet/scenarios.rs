@@ -157,8 +157,16 @@ pub async fn operators_changes_reach_every_instance_within_2s(fleet: &mut Fleet)
     };
     let changed = Instant::now();
     every_instance_within_2s(fleet, "a brownout", changed, async |b| v1_status(b).await == 410).await;
-    // Only that client: another one on v1 is served.
+    // Only that client: another one on v1 is served, and told of v1's lifecycle as every instance
+    // was configured (TANDEM_V1_DEPRECATED_AT and TANDEM_V1_SUNSET_AT in their environment).
     assert_eq!(status_of(fleet.instance_url(0), "/api/v1/users").await, 200);
+    for i in 0..fleet.instances.len() {
+        let url = format!("{}/api/v1/users", fleet.instance_url(i));
+        let (_, headers, _) = status(request(&client, Method::GET, url, &token)).await.unwrap();
+        let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap().to_string());
+        assert_eq!(header("deprecation").as_deref(), Some("@1767225600"), "instance {i}");
+        assert_eq!(header("sunset").as_deref(), Some("Wed, 01 Jan 2031 00:00:00 GMT"), "instance {i}");
+    }
     let lifted = admin_call(0, Method::DELETE, &format!("/admin/brownouts/{id}")).send().await.unwrap();
     assert!(lifted.status().is_success(), "{}", lifted.status());
     let changed = Instant::now();
