@@ -222,7 +222,7 @@ pub fn operations_document(settings: &Settings) -> anyhow::Result<String> {
 pub fn preflight(settings: &Settings) -> anyhow::Result<()> {
     http::cors::Cors::parse(settings.cors_origins.as_deref())?;
     if let Some(key) = crate::auth::dev_secret::configured_key(settings)? {
-        crate::auth::Verifier::new(&key, settings)?;
+        crate::auth::jwt::fixed_key(&key)?;
     }
     crate::dispatch::Dispatch::new(&versions::all(), settings)?;
     Ok(())

@@ -133,7 +133,7 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
         Command::Token { sub, roles, tenant, ttl } => {
             let KeySource::Secret(secret) = dev_secret::key_source(&settings)? else {
                 anyhow::bail!(
-                    "tandem token signs with an HS256 secret; with TANDEM_JWT_PUBLIC_KEY, mint tokens with your issuer"
+                    "tandem token signs with an HS256 secret; with a public key or a key set, mint tokens with your identity provider"
                 )
             };
             let request =

@@ -58,6 +58,12 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
             }
         };
     }
+    // Tokens are checked with the provider's keys: until they were read once, none can be.
+    if let Some(keys) = state.verifier.remote() {
+        let read = keys.has_keys();
+        ok &= read;
+        checks.insert("jwks".into(), json!(if read { "ok" } else { "unavailable" }));
+    }
     if ok {
         Json(json!({"status": "ready", "checks": checks})).into_response()
     } else {
@@ -232,5 +238,9 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
             fallbacks,
         ));
     }
-    Response::builder().content_type("text/plain; version=0.0.4; charset=utf-8").body(state.metrics.render(&gauges))
+    let mut text = state.metrics.render(&gauges);
+    if let Some(keys) = state.verifier.remote() {
+        text.push_str(&keys.metrics());
+    }
+    Response::builder().content_type("text/plain; version=0.0.4; charset=utf-8").body(text)
 }

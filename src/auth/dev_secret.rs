@@ -18,6 +18,8 @@ pub const FILE_NAME: &str = "tandem-dev.secret";
 pub enum KeySource {
     Secret(SecretString),
     PublicKey(PathBuf),
+    /// The keys an identity provider publishes, read and refreshed while serving.
+    Remote(crate::auth::jwks::Location),
 }
 
 /// Picks the configured key, or the dev secret file when none is configured on SQLite.
@@ -40,16 +42,34 @@ pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
 /// The key the settings configure; `None` where the dev secret file serves (SQLite only).
 /// Touches no file.
 pub fn configured_key(settings: &Settings) -> anyhow::Result<Option<KeySource>> {
-    match (&settings.jwt_secret, &settings.jwt_public_key) {
-        (Some(_), Some(_)) => anyhow::bail!("set TANDEM_JWT_SECRET or TANDEM_JWT_PUBLIC_KEY, not both"),
-        (Some(secret), None) => Ok(Some(KeySource::Secret(secret.clone()))),
-        (None, Some(path)) => Ok(Some(KeySource::PublicKey(path.clone()))),
-        (None, None) if settings.database_url.is_postgres() => anyhow::bail!(
-            "TANDEM_JWT_SECRET (at least 32 bytes) or TANDEM_JWT_PUBLIC_KEY is required with PostgreSQL; \
-             the generated dev secret is only for the embedded SQLite default"
-        ),
-        (None, None) => Ok(None),
+    use crate::auth::jwks::Location;
+    let sources = [settings.jwt_secret.is_some(), settings.jwt_public_key.is_some(), settings.jwt_jwks_url.is_some()];
+    anyhow::ensure!(
+        sources.iter().filter(|set| **set).count() <= 1,
+        "set one of TANDEM_JWT_SECRET, TANDEM_JWT_PUBLIC_KEY and TANDEM_JWT_JWKS_URL, not several"
+    );
+    if let Some(secret) = &settings.jwt_secret {
+        return Ok(Some(KeySource::Secret(secret.clone())));
     }
+    if let Some(path) = &settings.jwt_public_key {
+        return Ok(Some(KeySource::PublicKey(path.clone())));
+    }
+    if let Some(url) = &settings.jwt_jwks_url {
+        return Ok(Some(KeySource::Remote(Location::key_set(url)?)));
+    }
+    // An issuer that is a URL, and nothing else: its discovery document names the keys.
+    if let Some(issuer) =
+        settings.jwt_issuer.as_deref().filter(|i| i.starts_with("https://") || i.starts_with("http://"))
+    {
+        return Ok(Some(KeySource::Remote(Location::discovery(issuer)?)));
+    }
+    anyhow::ensure!(
+        !settings.database_url.is_postgres(),
+        "TANDEM_JWT_SECRET (at least 32 bytes), TANDEM_JWT_PUBLIC_KEY, TANDEM_JWT_JWKS_URL or an https \
+         TANDEM_JWT_ISSUER is required with PostgreSQL; the generated dev secret is only for the embedded \
+         SQLite default"
+    );
+    Ok(None)
 }
 
 /// `sqlite://data/tandem.db?mode=rwc` → `data/tandem-dev.secret`.

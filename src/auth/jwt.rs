@@ -1,5 +1,6 @@
-//! Bearer JWTs: verified with the one configured algorithm, then cached until they expire so a
-//! hot client pays for the signature check once.
+//! Bearer JWTs: verified with the configured key (a secret, a PEM public key, or the keys an
+//! identity provider publishes), then cached until they expire so a hot client pays for the
+//! signature check once. A cached token stops being accepted with the key that verified it.
 
 use std::{sync::Arc, time::Duration};
 
@@ -8,7 +9,12 @@ use quick_cache::sync::Cache;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-use super::{dev_secret::KeySource, principal::Principal};
+use super::{
+    claims::ClaimMap,
+    dev_secret::KeySource,
+    jwks::{Missing, RemoteKeys, VerifyingKey},
+    principal::Principal,
+};
 use crate::settings::Settings;
 
 /// Clock skew tolerated on `exp` and `nbf`.
@@ -22,55 +28,99 @@ enum Audience {
     Many(Vec<String>),
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// What `tandem token` signs.
+#[derive(Debug, Serialize)]
 struct Claims {
     sub: String,
     exp: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    nbf: Option<i64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     roles: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     tenant: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     iss: Option<String>,
-    /// One audience or several (RFC 7519 §4.1.3); jsonwebtoken checks either against ours.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     aud: Option<Audience>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     iat: Option<i64>,
 }
 
-/// Why a token was refused; the client only learns that it was.
-#[derive(Debug, thiserror::Error)]
-#[error("invalid token: {0}")]
-pub struct InvalidToken(String);
+/// Why a token was not accepted. The client learns only which of the two it was.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// The token is wrong (401).
+    Invalid(&'static str),
+    /// The keys to check it could not be had: the provider, not the client, is at fault (503).
+    Unavailable(&'static str),
+}
+
+enum Keys {
+    Fixed(DecodingKey),
+    Remote(Arc<RemoteKeys>),
+}
+
+/// A verified token, cached: its principal, and the provider's key that verified it.
+#[derive(Clone)]
+struct Verified {
+    principal: Arc<Principal>,
+    key: Option<Arc<VerifyingKey>>,
+}
 
 pub struct Verifier {
-    key: DecodingKey,
+    keys: Keys,
+    /// The checks of every token; with a key set, each key's own algorithm replaces `algorithms`.
     validation: Validation,
-    cache: Cache<Box<str>, Arc<Principal>>,
+    claims: ClaimMap,
+    cache: Cache<Box<str>, Verified>,
+    /// The longest a request waits for the provider (`TANDEM_DB_TIMEOUT_MS`).
+    wait: Duration,
+}
+
+/// The key and algorithm of a secret or a PEM file; `None` for a provider's key set.
+pub fn fixed_key(source: &KeySource) -> anyhow::Result<Option<(DecodingKey, Algorithm)>> {
+    match source {
+        KeySource::Secret(secret) => {
+            anyhow::ensure!(secret.expose_secret().len() >= 32, "the JWT secret must be at least 32 bytes");
+            Ok(Some((DecodingKey::from_secret(secret.expose_secret().as_bytes()), Algorithm::HS256)))
+        }
+        KeySource::PublicKey(path) => {
+            let pem =
+                std::fs::read(path).map_err(|e| anyhow::anyhow!("TANDEM_JWT_PUBLIC_KEY {}: {e}", path.display()))?;
+            if let Ok(key) = DecodingKey::from_rsa_pem(&pem) {
+                Ok(Some((key, Algorithm::RS256)))
+            } else if let Ok(key) = DecodingKey::from_ec_pem(&pem) {
+                Ok(Some((key, Algorithm::ES256)))
+            } else {
+                anyhow::bail!("TANDEM_JWT_PUBLIC_KEY {} is not an RSA or EC public key in PEM", path.display())
+            }
+        }
+        KeySource::Remote(_) => Ok(None),
+    }
 }
 
 impl Verifier {
-    pub fn new(source: &KeySource, settings: &Settings) -> anyhow::Result<Self> {
-        let (key, algorithm) = match source {
-            KeySource::Secret(secret) => {
-                anyhow::ensure!(secret.expose_secret().len() >= 32, "the JWT secret must be at least 32 bytes");
-                (DecodingKey::from_secret(secret.expose_secret().as_bytes()), Algorithm::HS256)
+    /// The verifier of `source`. A provider's key set is read first (waiting up to
+    /// `TANDEM_DB_TIMEOUT_MS`), then kept fresh in the background.
+    pub async fn start(source: &KeySource, settings: &Settings) -> anyhow::Result<Self> {
+        let (keys, algorithm) = match source {
+            KeySource::Remote(location) => {
+                let refresh = Duration::from_secs(settings.jwt_jwks_refresh_seconds);
+                let keys = RemoteKeys::start(location.clone(), refresh, settings.db_timeout()).await?;
+                (Keys::Remote(keys), Algorithm::RS256)
             }
-            KeySource::PublicKey(path) => {
-                let pem = std::fs::read(path)
-                    .map_err(|e| anyhow::anyhow!("TANDEM_JWT_PUBLIC_KEY {}: {e}", path.display()))?;
-                if let Ok(key) = DecodingKey::from_rsa_pem(&pem) {
-                    (key, Algorithm::RS256)
-                } else if let Ok(key) = DecodingKey::from_ec_pem(&pem) {
-                    (key, Algorithm::ES256)
-                } else {
-                    anyhow::bail!("TANDEM_JWT_PUBLIC_KEY {} is not an RSA or EC public key in PEM", path.display())
-                }
-            }
+            fixed => return Self::new(fixed, settings),
         };
+        Ok(Self::with_keys(keys, algorithm, settings))
+    }
+
+    /// With a fixed key (the tests' way to a verifier without a runtime).
+    pub fn new(source: &KeySource, settings: &Settings) -> anyhow::Result<Self> {
+        let (key, algorithm) =
+            fixed_key(source)?.ok_or_else(|| anyhow::anyhow!("a key set is read by Verifier::start"))?;
+        Ok(Self::with_keys(Keys::Fixed(key), algorithm, settings))
+    }
+
+    fn with_keys(keys: Keys, algorithm: Algorithm, settings: &Settings) -> Self {
         let mut validation = Validation::new(algorithm);
         validation.leeway = LEEWAY_SECONDS;
         validation.validate_nbf = true;
@@ -87,34 +137,77 @@ impl Verifier {
             Some(audience) => validation.set_audience(&[audience]),
             None => validation.validate_aud = false,
         }
-        Ok(Self { key, validation, cache: Cache::new(CACHE_CAPACITY) })
+        Self {
+            keys,
+            validation,
+            claims: ClaimMap::from_settings(settings),
+            cache: Cache::new(CACHE_CAPACITY),
+            wait: settings.db_timeout(),
+        }
     }
 
-    /// Checks a token at `now` (Unix seconds). A cached token is re-checked only for expiry.
-    pub fn verify(&self, token: &str, now: i64) -> Result<Arc<Principal>, InvalidToken> {
+    /// The provider's keys, when tokens are checked with them.
+    pub fn remote(&self) -> Option<&Arc<RemoteKeys>> {
+        match &self.keys {
+            Keys::Remote(keys) => Some(keys),
+            Keys::Fixed(_) => None,
+        }
+    }
+
+    /// Checks a token at `now` (Unix seconds). A cached token is re-checked only for expiry and
+    /// for its key still being published.
+    pub async fn verify(&self, token: &str, now: i64) -> Result<Arc<Principal>, Refused> {
         let leeway = LEEWAY_SECONDS as i64;
-        if let Some(principal) = self.cache.get(token) {
-            if principal.expires_at.saturating_add(leeway) >= now {
-                return Ok(principal);
+        if let Some(verified) = self.cache.get(token) {
+            let key_retired = verified.key.as_ref().is_some_and(|key| key.is_retired());
+            if verified.principal.expires_at.saturating_add(leeway) >= now && !key_retired {
+                return Ok(verified.principal);
             }
             self.cache.remove(token);
-            return Err(InvalidToken("expired".into()));
+            if !key_retired {
+                return Err(Refused::Invalid("expired"));
+            }
         }
         if names_critical_extensions(token) {
-            return Err(InvalidToken("critical header extensions (crit) are not understood".into()));
+            return Err(Refused::Invalid("critical header extensions (crit) are not understood"));
         }
-        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation)
-            .map_err(|e| InvalidToken(reason(e.kind()).into()))?;
-        let claims = data.claims;
-        let principal = Arc::new(Principal {
-            subject: claims.sub,
-            roles: claims.roles,
-            tenant: claims.tenant,
-            expires_at: claims.exp,
-        });
+        let (data, key) = match &self.keys {
+            Keys::Fixed(key) => (self.decode(token, key, &self.validation)?, None),
+            Keys::Remote(keys) => {
+                let header = jsonwebtoken::decode_header(token).map_err(|e| Refused::Invalid(reason(e.kind())))?;
+                // Never a shared secret from a key set; refused before it could start a read.
+                if matches!(header.alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512) {
+                    return Err(Refused::Invalid("algorithm not accepted"));
+                }
+                let key =
+                    keys.key_for(header.kid.as_deref(), header.alg, self.wait).await.map_err(
+                        |missing| match missing {
+                            Missing::NotInSet => Refused::Invalid("no key of the set verifies it"),
+                            Missing::ProviderUnavailable => {
+                                Refused::Unavailable("the identity provider's keys are unavailable")
+                            }
+                        },
+                    )?;
+                let mut validation = self.validation.clone();
+                validation.algorithms = vec![key.algorithm];
+                (self.decode(token, &key.key, &validation)?, Some(key))
+            }
+        };
+        let principal = Arc::new(self.claims.principal(&data).map_err(Refused::Invalid)?);
         // Only tokens already past `nbf` are cached, so the cache never admits one early.
-        self.cache.insert(token.into(), principal.clone());
+        self.cache.insert(token.into(), Verified { principal: principal.clone(), key });
         Ok(principal)
+    }
+
+    fn decode(
+        &self,
+        token: &str,
+        key: &DecodingKey,
+        validation: &Validation,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, Refused> {
+        jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(token, key, validation)
+            .map(|data| data.claims)
+            .map_err(|e| Refused::Invalid(reason(e.kind())))
     }
 }
 
@@ -167,7 +260,6 @@ pub fn mint(
     let claims = Claims {
         sub: request.subject.to_string(),
         exp: now + request.ttl.as_secs() as i64,
-        nbf: None,
         roles: request.roles.to_vec(),
         tenant: request.tenant.map(str::to_string),
         iss: settings.jwt_issuer.clone(),
@@ -213,8 +305,9 @@ mod tests {
         let now = jsonwebtoken::get_current_timestamp() as i64;
         let request = TokenRequest { subject: "ada", roles: &[], tenant: None, ttl: Duration::from_secs(60) };
         let token = mint(&secret, &request, &settings, now).unwrap();
-        assert_eq!(verifier.verify(&token, now).unwrap().subject, "ada");
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        assert_eq!(runtime.block_on(verifier.verify(&token, now)).unwrap().subject, "ada");
         // Cached now; still refused past exp + leeway.
-        assert!(verifier.verify(&token, now + 60 + 31).is_err());
+        assert!(runtime.block_on(verifier.verify(&token, now + 60 + 31)).is_err());
     }
 }

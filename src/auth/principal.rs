@@ -12,12 +12,8 @@ pub struct Principal {
     pub tenant: Option<String>,
     /// `exp`, in Unix seconds: a cached token past it is refused.
     pub expires_at: i64,
-}
-
-impl Principal {
-    pub fn has_role(&self, role: &str) -> bool {
-        self.roles.iter().any(|r| r == role)
-    }
+    /// Holds the role admin operations require (`TANDEM_JWT_ADMIN_ROLE`).
+    pub admin: bool,
 }
 
 /// An authenticated request's identity and tenant, placed in the request by the auth layer.
@@ -31,6 +27,6 @@ pub struct Caller {
 
 impl Caller {
     pub fn is_admin(&self) -> bool {
-        self.principal.has_role("admin")
+        self.principal.admin
     }
 }

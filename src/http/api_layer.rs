@@ -75,7 +75,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     match state.fixed.find(req.uri().path()).map(|route| route.access) {
         Some(Access::Admin) => {
             // Operators' routes: any admin token, any tenant; never behind maintenance or limits.
-            let caller = auth::authenticate(req, &state.verifier)?;
+            let caller = auth::authenticate(req, &state.verifier).await?;
             // Operators act on every tenant: a token bound to one tenant is not an operator's.
             if !caller.is_admin() || caller.principal.tenant.is_some() {
                 return Err(ApiError::new(Kind::AdminRequired));
@@ -87,7 +87,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
         }
         Some(Access::Client) => {
             // A client's view of its own migration: any valid token, rate limited.
-            let caller = auth::authenticate(req, &state.verifier)?;
+            let caller = auth::authenticate(req, &state.verifier).await?;
             identify(&info, &caller);
             admit(&caller, state).await?;
             req.extensions_mut().insert(caller);
@@ -111,7 +111,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     let now = (state.clock)();
     if let Err(gone) = refuse_if_gone(req, state, target.version, now) {
         // Refused before asking for a token; a valid one still tells the workbench who it was.
-        if let (Some(_), Ok(caller)) = (info.refusal.get(), auth::authenticate(req, &state.verifier)) {
+        if let (Some(_), Ok(caller)) = (info.refusal.get(), auth::authenticate(req, &state.verifier).await) {
             identify(&info, &caller);
         }
         return Err(gone);
@@ -121,7 +121,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     if let Some(uri) = target.rewritten {
         *req.uri_mut() = uri;
     }
-    let caller = auth::authenticate(req, &state.verifier)?;
+    let caller = auth::authenticate(req, &state.verifier).await?;
     if policy.admin && !caller.is_admin() {
         return Err(ApiError::new(Kind::AdminRequired));
     }

@@ -4,6 +4,7 @@ use poem::{Request, http::header};
 
 use crate::auth::{
     Caller, Verifier,
+    jwt::Refused,
     tenant::{self, TenantError},
 };
 use crate::core::storage::Freshness;
@@ -11,17 +12,22 @@ use crate::wire::error::{ApiError, Kind};
 
 pub const TENANT_HEADER: &str = "x-tenant-id";
 
-pub fn authenticate(req: &Request, verifier: &Verifier) -> Result<Caller, ApiError> {
+pub async fn authenticate(req: &Request, verifier: &Verifier) -> Result<Caller, ApiError> {
     let value = req.headers().get(header::AUTHORIZATION).ok_or_else(|| ApiError::unauthenticated(false))?;
     let value = value.to_str().map_err(|_| ApiError::unauthenticated(true))?;
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(ApiError::unauthenticated(false));
     }
-    let principal = verifier.verify(token.trim(), chrono::Utc::now().timestamp()).map_err(|reason| {
-        tracing::info!(%reason, "token refused");
-        ApiError::unauthenticated(true)
-    })?;
+    let principal =
+        verifier.verify(token.trim(), chrono::Utc::now().timestamp()).await.map_err(|refused| match refused {
+            Refused::Invalid(reason) => {
+                tracing::info!(reason, "token refused");
+                ApiError::unauthenticated(true)
+            }
+            // The provider is unreachable, not the client wrong: never a 401.
+            Refused::Unavailable(reason) => ApiError::unavailable(reason),
+        })?;
     let header = match req.headers().get(TENANT_HEADER) {
         Some(value) => Some(value.to_str().map_err(|_| ApiError::bad_header("X-Tenant-ID"))?),
         None => None,

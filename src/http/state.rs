@@ -71,7 +71,7 @@ impl AppState {
     pub async fn build(settings: Settings, clock: Clock, versions: &[Version]) -> anyhow::Result<Self> {
         let cors = Cors::parse(settings.cors_origins.as_deref())?;
         let key = dev_secret::key_source(&settings)?;
-        let verifier = Verifier::new(&key, &settings)?;
+        let verifier = Verifier::start(&key, &settings).await?;
         let dispatch = Dispatch::new(versions, &settings)?;
         let connection = store::Connection {
             url: settings.database_url.expose(),

@@ -39,8 +39,20 @@ pub struct Settings {
     pub jwt_secret: Option<SecretString>,
     /// `TANDEM_JWT_PUBLIC_KEY`: path to a PEM public key (RS256 or ES256).
     pub jwt_public_key: Option<PathBuf>,
-    /// `TANDEM_JWT_ISSUER`: required `iss` when set.
+    /// `TANDEM_JWT_ISSUER`: required `iss` when set; with no other key source and an
+    /// `http(s)://` value, the keys come from its OpenID discovery document.
     pub jwt_issuer: Option<String>,
+    /// `TANDEM_JWT_JWKS_URL`: a JWK Set to read the keys from, without discovery.
+    pub jwt_jwks_url: Option<String>,
+    /// `TANDEM_JWT_JWKS_REFRESH_SECONDS`: how often the key set is read again (a shorter
+    /// `Cache-Control: max-age`, down to 10 s, is honoured).
+    pub jwt_jwks_refresh_seconds: u64,
+    /// `TANDEM_JWT_ROLES_CLAIM`: the claim (or dotted path) holding the roles.
+    pub jwt_roles_claim: String,
+    /// `TANDEM_JWT_TENANT_CLAIM`: the claim binding a token to a tenant.
+    pub jwt_tenant_claim: String,
+    /// `TANDEM_JWT_ADMIN_ROLE`: the role admin operations require.
+    pub jwt_admin_role: String,
     /// `TANDEM_JWT_AUDIENCE`: required `aud` when set.
     pub jwt_audience: Option<String>,
     /// `TANDEM_VENDOR`: vendor name in media types.
@@ -133,6 +145,11 @@ impl Default for Settings {
             jwt_secret: None,
             jwt_public_key: None,
             jwt_issuer: None,
+            jwt_jwks_url: None,
+            jwt_jwks_refresh_seconds: 300,
+            jwt_roles_claim: "roles".into(),
+            jwt_tenant_claim: "tenant".into(),
+            jwt_admin_role: "admin".into(),
             jwt_audience: None,
             vendor: "tandem".into(),
             default_version: 1,
@@ -171,6 +188,7 @@ impl Settings {
         }
         for value in [
             &mut self.jwt_issuer,
+            &mut self.jwt_jwks_url,
             &mut self.jwt_audience,
             &mut self.cors_origins,
             &mut self.redis_sentinels,
@@ -204,6 +222,14 @@ impl Settings {
         );
         anyhow::ensure!(self.db_timeout_ms > 0, "TANDEM_DB_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.replica_max_lag_ms > 0, "TANDEM_REPLICA_MAX_LAG_MS must be positive");
+        anyhow::ensure!(self.jwt_jwks_refresh_seconds >= 10, "TANDEM_JWT_JWKS_REFRESH_SECONDS must be at least 10");
+        for (value, name) in [
+            (&self.jwt_roles_claim, "TANDEM_JWT_ROLES_CLAIM"),
+            (&self.jwt_tenant_claim, "TANDEM_JWT_TENANT_CLAIM"),
+            (&self.jwt_admin_role, "TANDEM_JWT_ADMIN_ROLE"),
+        ] {
+            anyhow::ensure!(!value.trim().is_empty(), "{name} must not be empty");
+        }
         anyhow::ensure!(self.request_timeout_ms > 0, "TANDEM_REQUEST_TIMEOUT_MS must be positive");
         anyhow::ensure!(self.db_pool_size > 0, "TANDEM_DB_POOL_SIZE must be positive");
         anyhow::ensure!(self.max_connections > 0, "TANDEM_MAX_CONNECTIONS must be positive");

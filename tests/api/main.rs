@@ -15,6 +15,7 @@ mod harness;
 mod hostile;
 mod idempotency;
 mod imports;
+mod jwks;
 mod lifecycle;
 mod listing;
 mod logs;
@@ -49,6 +50,7 @@ fn main() {
         documented::scenarios(),
         deprecation::scenarios(),
         idempotency::scenarios(),
+        jwks::scenarios(),
         concurrent_creates::scenarios(),
         customers::scenarios(),
         imports::scenarios(),

@@ -12,6 +12,7 @@ use crate::{
         Backend, Reply,
         app::multipart,
         binary::{self, Served},
+        idp::Provider,
         send, tokens,
     },
     outage::WriteLock,
@@ -61,6 +62,11 @@ fn rows() -> Vec<Row> {
         "TANDEM_JWT_PUBLIC_KEY" => jwt_public_key,
         "TANDEM_JWT_ISSUER" => jwt_issuer,
         "TANDEM_JWT_AUDIENCE" => jwt_audience,
+        "TANDEM_JWT_JWKS_URL" => jwks_url,
+        "TANDEM_JWT_JWKS_REFRESH_SECONDS" => jwks_refresh,
+        "TANDEM_JWT_ROLES_CLAIM" => roles_claim,
+        "TANDEM_JWT_TENANT_CLAIM" => tenant_claim,
+        "TANDEM_JWT_ADMIN_ROLE" => admin_role,
         "TANDEM_VENDOR" => vendor,
         "TANDEM_DEFAULT_VERSION" => default_version,
         "TANDEM_V1_DEPRECATED_AT" => deprecated_at,
@@ -312,6 +318,55 @@ async fn jwt_issuer(backend: Backend) {
 
 async fn jwt_audience(backend: Backend) {
     required_claim(backend, "TANDEM_JWT_AUDIENCE", "aud").await;
+}
+
+async fn jwks_url(backend: Backend) {
+    let provider = Provider::start(&["rsa-1"]).await;
+    let url = provider.jwks_url();
+    let served = start(&backend, &[("TANDEM_JWT_SECRET", None), ("TANDEM_JWT_JWKS_URL", Some(&url))]).await;
+    assert_eq!(status_with(&served, &provider.signed("rsa-1", "ada", &[])).await, 200);
+    assert_eq!(status_with(&served, &tokens::signed(&tokens::claims("ada", &[]))).await, 401);
+}
+
+async fn jwks_refresh(backend: Backend) {
+    let provider = Provider::start(&["rsa-1"]).await;
+    let env = [
+        ("TANDEM_JWT_SECRET", None),
+        ("TANDEM_JWT_ISSUER", Some(provider.issuer.as_str())),
+        ("TANDEM_JWT_JWKS_REFRESH_SECONDS", Some("10")),
+    ];
+    let _served = start(&backend, &env).await;
+    assert_eq!(provider.reads(), 1);
+    tokio::time::sleep(Duration::from_millis(10_700)).await;
+    assert_eq!(provider.reads(), 2, "read again 10 s after the first (the default is 300 s)");
+}
+
+/// `GET /admin/audit` with a token of these claims: its status.
+async fn audit_with(served: &Served, claims: serde_json::Value) -> u16 {
+    let token = tokens::signed(&claims);
+    send(served.client.get(served.url("/admin/audit")).bearer_auth(token)).await.status
+}
+
+async fn roles_claim(backend: Backend) {
+    let served = start(&backend, &[("TANDEM_JWT_ROLES_CLAIM", Some("realm_access.roles"))]).await;
+    let exp = tokens::now() + 600;
+    assert_eq!(audit_with(&served, json!({"sub": "o", "exp": exp, "realm_access": {"roles": ["admin"]}})).await, 200);
+    assert_eq!(audit_with(&served, json!({"sub": "o", "exp": exp, "roles": ["admin"]})).await, 403);
+}
+
+async fn admin_role(backend: Backend) {
+    let served = start(&backend, &[("TANDEM_JWT_ADMIN_ROLE", Some("operator"))]).await;
+    assert_eq!(audit_with(&served, tokens::claims("o", &["operator"])).await, 200);
+    assert_eq!(audit_with(&served, tokens::claims("o", &["admin"])).await, 403);
+}
+
+async fn tenant_claim(backend: Backend) {
+    let served = start(&backend, &[("TANDEM_JWT_TENANT_CLAIM", Some("org"))]).await;
+    let token = tokens::signed(&json!({"sub": "o", "exp": tokens::now() + 600, "org": "acme"}));
+    let elsewhere = served.client.get(served.url("/api/v2/users")).bearer_auth(&token).header("x-tenant-id", "globex");
+    send(elsewhere).await.assert_status(403);
+    let own = served.client.get(served.url("/api/v2/users")).bearer_auth(&token).header("x-tenant-id", "acme");
+    send(own).await.assert_status(200);
 }
 
 async fn vendor(backend: Backend) {

@@ -41,6 +41,8 @@ const SCENARIOS: &[Named] = scenarios![
 ];
 
 fn main() -> ExitCode {
+    // reqwest's TLS (which the service uses to read identity providers' keys) needs a provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let wanted = std::env::var("TANDEM_TEST_FLEET").unwrap_or_default();
     if wanted.is_empty() || wanted == "0" {
         println!(

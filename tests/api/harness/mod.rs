@@ -6,6 +6,7 @@
 pub mod app;
 pub mod binary;
 pub mod browser;
+pub mod idp;
 pub mod logs;
 pub mod proxy;
 pub mod raw;
@@ -190,6 +191,8 @@ fn trial(backend_name: &str, scenario: &Scenario, backend: Option<Backend>) -> T
 pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
     let args = Arguments::from_args();
     logs::install();
+    // reqwest's TLS (which the service uses to read identity providers' keys) needs a provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let postgres = std::env::var(POSTGRES_ENV).ok().filter(|v| !v.is_empty());
     match &postgres {
         Some(url) => {
