@@ -19,6 +19,7 @@ mod jwks;
 mod lifecycle;
 mod listing;
 mod logs;
+mod oidc;
 mod operations;
 mod outage;
 mod plugins;
@@ -42,6 +43,7 @@ fn main() {
         cors::scenarios(),
         user_totals::scenarios(),
         logs::scenarios(),
+        oidc::scenarios(),
         lifecycle::scenarios(),
         contract::scenarios(),
         v2_users::scenarios(),

@@ -7,6 +7,7 @@ pub mod app;
 pub mod binary;
 pub mod browser;
 pub mod idp;
+pub mod oidc;
 pub mod logs;
 pub mod proxy;
 pub mod raw;
@@ -44,6 +45,8 @@ pub enum Runs {
     Redis,
     /// In a real headless Chromium (on SQLite).
     Browser,
+    /// Against a real OpenID Connect provider (`oidc-provider` on Node.js; on SQLite).
+    Oidc,
 }
 
 /// One named behaviour, run on each backend it applies to.
@@ -53,10 +56,11 @@ pub struct Scenario {
     pub runs: Runs,
 }
 
-/// Declares a module's scenarios: `scenarios![a, b; postgres only: c; with redis: d; in a browser: e];`.
+/// Declares a module's scenarios: `scenarios![a, b; postgres only: c; with redis: d; in a browser: e;
+/// with an identity provider: f];`.
 #[macro_export]
 macro_rules! scenarios {
-    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)?) => {
+    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)? $(; with an identity provider: $($oidc:ident),* $(,)?)?) => {
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
             use $crate::harness::{Runs, Scenario};
             let name = |f: &str| format!("{}::{}", module_path!().trim_start_matches("api::"), f);
@@ -66,6 +70,7 @@ macro_rules! scenarios {
             $($(all.push(Scenario { name: name(stringify!($pg)), run: |b| Box::pin($pg(b)), runs: Runs::Postgres });)*)?
             $($(all.push(Scenario { name: name(stringify!($redis)), run: |b| Box::pin($redis(b)), runs: Runs::Redis });)*)?
             $($(all.push(Scenario { name: name(stringify!($browser)), run: |b| Box::pin($browser(b)), runs: Runs::Browser });)*)?
+            $($(all.push(Scenario { name: name(stringify!($oidc)), run: |b| Box::pin($oidc(b)), runs: Runs::Oidc });)*)?
             all
         }
     };
@@ -219,6 +224,15 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
         (None, true) => eprintln!("Browser suite: REQUIRED but no Chromium found: its trials will fail"),
         (None, false) => eprintln!("Browser suite: LEFT OUT (no Chromium; install Debian's chromium to run it)"),
     }
+    // CI requires the identity-provider suite too (Node.js and `npm ci` in tests/oidc).
+    let oidc_required = std::env::var("TANDEM_TEST_OIDC").is_ok_and(|v| v == "required");
+    match (oidc::available(), oidc_required) {
+        (true, _) => eprintln!("Identity-provider suite: on (oidc-provider from tests/oidc)"),
+        (false, true) => eprintln!("Identity-provider suite: REQUIRED but Node.js or tests/oidc/node_modules is missing: its trials will fail"),
+        (false, false) => eprintln!(
+            "Identity-provider suite: LEFT OUT (run `npm ci` in tests/oidc, with Node.js, to run it)"
+        ),
+    }
     let sqlite = || Store::Sqlite { dirs: Arc::default() };
     let pg = || postgres.clone().map(|admin_url| Store::Postgres { admin_url, created: Arc::default() });
     let scenarios: Vec<Scenario> = groups.into_iter().flatten().collect();
@@ -235,6 +249,10 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
             Runs::Browser => {
                 let available = browser::chromium().is_some() || browser_required;
                 trials.push(trial("browser", scenario, available.then(|| Backend { store: sqlite(), redis: None })));
+            }
+            Runs::Oidc => {
+                let available = oidc::available() || oidc_required;
+                trials.push(trial("oidc", scenario, available.then(|| Backend { store: sqlite(), redis: None })));
             }
             Runs::Redis => {
                 let backend = redis.clone().map(|url| Backend { store: pg().unwrap_or_else(sqlite), redis: Some(url) });
