@@ -24,10 +24,12 @@ async fn the_workbench_runs_on_a_real_providers_tokens_through_a_rotation(backen
     let started = Instant::now();
     let (legacy, new, operator) =
         (provider.token("legacy-client").await, provider.token("new-client").await, provider.token("operator").await);
-    let call = |method: reqwest::Method, path: &str, token: &str| app.client.request(method, app.url(path)).bearer_auth(token);
+    let call =
+        |method: reqwest::Method, path: &str, token: &str| app.client.request(method, app.url(path)).bearer_auth(token);
 
     // A v1 client and a v2 client, each its own subject (the client id).
-    let created = send(call(reqwest::Method::POST, "/users", &legacy).json(&json!({"name": "Ada", "email": "ada@example.com"})));
+    let created =
+        send(call(reqwest::Method::POST, "/users", &legacy).json(&json!({"name": "Ada", "email": "ada@example.com"})));
     created.await.assert_status(201);
     send(call(reqwest::Method::GET, "/users", &legacy)).await.assert_status(200);
     let v2 = json!({"name": "Grace", "email": "grace@example.com", "age": 40});
@@ -39,8 +41,12 @@ async fn the_workbench_runs_on_a_real_providers_tokens_through_a_rotation(backen
     send(call(reqwest::Method::DELETE, "/users/1", &legacy)).await.assert_status(403);
     let everyone = send(call(reqwest::Method::GET, "/admin/migration?version=1", &operator)).await;
     everyone.assert_status(200);
-    let subjects: Vec<String> =
-        everyone.json()["records"].as_array().unwrap().iter().map(|c| c["subject"].as_str().unwrap().to_string()).collect();
+    let subjects: Vec<String> = everyone.json()["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap().to_string())
+        .collect();
     assert!(subjects.contains(&"legacy-client".to_string()), "{subjects:?}");
 
     // Rotation: the provider adds rsa-2 and signs with it; tokens of either key are accepted.

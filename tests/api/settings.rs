@@ -25,6 +25,7 @@ crate::scenarios![
     an_unknown_name_refuses_to_start_with_the_closest,
     secret_files_refuse_to_start_when_they_cannot_be_read,
     tandem_config_shows_each_value_and_its_source,
+    the_deployment_files_set_only_settings_that_start,
 ];
 
 type RowFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -789,4 +790,36 @@ async fn tandem_config_shows_each_value_and_its_source(_: Backend) {
     let (serve_code, _, serve_stderr) = outcome(tempfile::tempdir().unwrap().path(), &["serve"], &bad);
     assert_eq!((serve_code, serve_stderr.lines().last()), (code, stderr.lines().last()));
     assert!(stderr.contains("TANDEM_V1_SUNSET_AT needs TANDEM_V1_DEPRECATED_AT"), "{stderr}");
+}
+
+/// `deploy/kubernetes/configmap.yaml` and `deploy/compose.yaml` set only variables the service
+/// knows, and settings it starts with (`tandem config`, with their secret files present).
+async fn the_deployment_files_set_only_settings_that_start(_: Backend) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (file, indent) in [("deploy/kubernetes/configmap.yaml", "  "), ("deploy/compose.yaml", "    ")] {
+        let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut env: Vec<(String, String)> = Vec::new();
+        for line in text.lines().filter_map(|l| l.strip_prefix(indent)).filter(|l| l.starts_with("TANDEM_")) {
+            let (name, value) = line.split_once(':').unwrap();
+            let mut value = value.trim().trim_matches('"').to_string();
+            if name.ends_with("_FILE") {
+                // The mounted secret, as the cluster or Docker would provide it.
+                let content = match name {
+                    "TANDEM_JWT_SECRET_FILE" => OTHER_SECRET.to_string(),
+                    "TANDEM_REDIS_URL_FILE" => "redis://redis:6379/0".to_string(),
+                    _ => "postgres://tandem:pw@db:5432/tandem".to_string(),
+                };
+                let path = dir.path().join(name);
+                std::fs::write(&path, content).unwrap();
+                value = path.display().to_string();
+            }
+            env.push((name.to_string(), value));
+        }
+        assert!(env.len() >= 5, "{file}: {env:?}");
+        let env: Vec<(&str, Option<&str>)> = env.iter().map(|(n, v)| (n.as_str(), Some(v.as_str()))).collect();
+        let (code, stdout, stderr) = outcome(dir.path(), &["config"], &env);
+        assert_eq!(code, Some(0), "{file}: {stderr}");
+        assert!(!stdout.contains(OTHER_SECRET) && !stdout.contains(":pw@"), "{file}: {stdout}");
+    }
 }

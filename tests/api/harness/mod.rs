@@ -7,8 +7,8 @@ pub mod app;
 pub mod binary;
 pub mod browser;
 pub mod idp;
-pub mod oidc;
 pub mod logs;
+pub mod oidc;
 pub mod proxy;
 pub mod raw;
 pub mod redis;
@@ -228,10 +228,12 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
     let oidc_required = std::env::var("TANDEM_TEST_OIDC").is_ok_and(|v| v == "required");
     match (oidc::available(), oidc_required) {
         (true, _) => eprintln!("Identity-provider suite: on (oidc-provider from tests/oidc)"),
-        (false, true) => eprintln!("Identity-provider suite: REQUIRED but Node.js or tests/oidc/node_modules is missing: its trials will fail"),
-        (false, false) => eprintln!(
-            "Identity-provider suite: LEFT OUT (run `npm ci` in tests/oidc, with Node.js, to run it)"
+        (false, true) => eprintln!(
+            "Identity-provider suite: REQUIRED but Node.js or tests/oidc/node_modules is missing: its trials will fail"
         ),
+        (false, false) => {
+            eprintln!("Identity-provider suite: LEFT OUT (run `npm ci` in tests/oidc, with Node.js, to run it)")
+        }
     }
     let sqlite = || Store::Sqlite { dirs: Arc::default() };
     let pg = || postgres.clone().map(|admin_url| Store::Postgres { admin_url, created: Arc::default() });

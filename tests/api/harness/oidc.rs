@@ -51,7 +51,8 @@ impl OidcProvider {
 
     /// An access token through the client-credentials grant (each client's secret is its id).
     pub async fn token(&self, client: &str) -> String {
-        let form = [("grant_type", "client_credentials"), ("client_id", client), ("client_secret", client), ("scope", "api")];
+        let form =
+            [("grant_type", "client_credentials"), ("client_id", client), ("client_secret", client), ("scope", "api")];
         let response = reqwest::Client::new().post(format!("{}/token", self.issuer)).form(&form).send().await.unwrap();
         assert_eq!(response.status(), 200, "token for {client}");
         let body: Value = response.json().await.unwrap();
