@@ -61,6 +61,7 @@ pub struct Scenario {
 #[macro_export]
 macro_rules! scenarios {
     ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)? $(; with an identity provider: $($oidc:ident),* $(,)?)?) => {
+        #[allow(clippy::vec_init_then_push)] // a module of only optional groups starts empty
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
             use $crate::harness::{Runs, Scenario};
             let name = |f: &str| format!("{}::{}", module_path!().trim_start_matches("api::"), f);
