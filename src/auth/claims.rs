@@ -7,6 +7,9 @@ use serde_json::{Map, Value};
 use super::principal::Principal;
 use crate::settings::Settings;
 
+/// The claim roles are read from unless `TANDEM_JWT_ROLES_CLAIM` names another.
+pub const DEFAULT_ROLES_CLAIM: &str = "roles";
+
 /// Where roles and the tenant are read, and which role makes an operator.
 pub struct ClaimMap {
     roles: String,
@@ -29,7 +32,11 @@ impl ClaimMap {
         let expires_at = claims.get("exp").and_then(Value::as_i64).ok_or("exp is not an integer")?;
         let roles = match find(claims, &self.roles) {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::String(spaced)) => spaced.split_whitespace().map(str::to_string).collect(),
+            // A configured claim may be a space-separated string (`scope`, `scp`); the default
+            // `roles` claim is an array of strings (CONTRACT §5), as it always was.
+            Some(Value::String(spaced)) if self.roles != DEFAULT_ROLES_CLAIM => {
+                spaced.split_whitespace().map(str::to_string).collect()
+            }
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|r| r.as_str().map(str::to_string))
@@ -92,6 +99,7 @@ mod tests {
     #[test]
     fn claims_of_the_wrong_shape_are_refused_and_absent_roles_are_none() {
         assert!(map("roles", "tenant", "admin").principal(&claims(json!({"roles": [1]}))).is_err());
+        assert!(map("roles", "tenant", "admin").principal(&claims(json!({"roles": "admin"}))).is_err());
         assert!(map("roles", "tenant", "admin").principal(&claims(json!({"tenant": 7}))).is_err());
         let plain = map("roles", "tenant", "admin").principal(&claims(json!({}))).unwrap();
         assert!(plain.roles.is_empty() && !plain.admin && plain.tenant.is_none());

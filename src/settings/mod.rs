@@ -147,7 +147,7 @@ impl Default for Settings {
             jwt_issuer: None,
             jwt_jwks_url: None,
             jwt_jwks_refresh_seconds: 300,
-            jwt_roles_claim: "roles".into(),
+            jwt_roles_claim: crate::auth::claims::DEFAULT_ROLES_CLAIM.into(),
             jwt_tenant_claim: "tenant".into(),
             jwt_admin_role: "admin".into(),
             jwt_audience: None,
