@@ -225,7 +225,9 @@ async fn the_dashboard_page_needs_nothing_from_outside(backend: Backend) {
     let page = send(app.client.get(app.url("/admin/dashboard"))).await;
     page.assert_status(200);
     assert!(page.text.contains("Admin bearer token"));
-    assert!(page.text.contains("/admin/usage?version=1"));
+    // It names no version: the service answers for the version being retired (issue 26).
+    assert!(page.text.contains("/admin/usage?") && page.text.contains("/admin/migration"));
+    assert!(!page.text.contains("version=1") && !page.text.contains("/api/v2"), "the page names a version");
     for remote in ["src=\"http", "href=\"http", "url(http", "localStorage", "sessionStorage"] {
         assert!(!page.text.contains(remote), "the page uses {remote}");
     }
@@ -294,6 +296,11 @@ async fn the_dashboard_shows_who_still_calls_v1(backend: Backend) {
     assert_eq!(browser.eval("document.getElementById('total').textContent").await, "5");
     assert_eq!(browser.eval("document.getElementById('clients').textContent").await, "2");
     assert_eq!(browser.eval("document.getElementById('sunset').textContent").await, "2099-01-01");
+    // Named by the service, not the page: the version being retired and its successor.
+    browser.wait_for("!document.getElementById('migration').hidden", Duration::from_secs(10)).await;
+    assert_eq!(browser.eval("document.querySelector('h1').textContent").await, "Who still calls v1?");
+    assert_eq!(browser.eval("document.getElementById('successor').textContent").await, "v2");
+    assert_eq!(browser.eval("document.getElementById('catalogue').getAttribute('href')").await, "/api/v2/changes");
     let first =
         browser.eval("[...document.querySelectorAll('#ranking tbody tr')[0].cells].map(c => c.textContent)").await;
     assert_eq!((&first[0], &first[1], &first[2]), (&json!("acme"), &json!("ci-bot"), &json!("4")));
