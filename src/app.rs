@@ -137,7 +137,7 @@ impl Application {
 
     /// The service with these versions (oldest first) and this clock.
     pub async fn build_with(settings: Settings, clock: Clock, versions: Vec<Version>) -> anyhow::Result<Self> {
-        let listen = normalize_listen(&settings.listen);
+        let listen = normalize_listen(&settings.http.listen);
         let mut state = AppState::build(settings, clock, &versions).await?;
         let table = fixed_routes(&versions);
         state.fixed = fixed_view(&table);
@@ -170,7 +170,7 @@ impl Application {
         let shutdown = async move {
             shutdown.await;
             draining.draining.store(true, std::sync::atomic::Ordering::Relaxed);
-            let drain = draining.settings.drain();
+            let drain = draining.settings.http.drain();
             tracing::info!(seconds = drain.as_secs(), "draining: readiness answers 503, still serving");
             tokio::time::sleep(drain).await;
         };
@@ -178,16 +178,16 @@ impl Application {
         // every request's whole future again.
         let endpoint = http::stack(self.routes, self.state.clone());
         let settings = &self.state.settings;
-        let timeout = std::time::Duration::from_millis(settings.header_read_timeout_ms);
+        let timeout = std::time::Duration::from_millis(settings.http.header_read_timeout_ms);
         let guarded = http::guard::GuardedAcceptor::new(
             self.acceptor,
-            settings.max_connections,
+            settings.http.max_connections,
             timeout,
             self.state.connections.clone(),
         );
         let acceptor = http::linger::LingeringAcceptor(guarded);
         let served = Server::new_with_acceptor(acceptor)
-            .idle_timeout(std::time::Duration::from_millis(self.state.settings.idle_timeout_ms))
+            .idle_timeout(std::time::Duration::from_millis(self.state.settings.http.idle_timeout_ms))
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
             .await;
         background.abort();
@@ -211,7 +211,7 @@ pub fn documents() -> Vec<(u16, String)> {
 }
 
 /// The document of the routes outside the versions, as a service with `settings` serves it.
-pub fn operations_document(settings: &Settings) -> anyhow::Result<String> {
+pub fn operations_document(settings: &crate::settings::VersionSettings) -> anyhow::Result<String> {
     let versions = versions::all();
     let dispatch = crate::dispatch::Dispatch::new(&versions, settings)?;
     document::document(&fixed_view(&fixed_routes(&versions)), &dispatch)
@@ -220,11 +220,11 @@ pub fn operations_document(settings: &Settings) -> anyhow::Result<String> {
 /// What [`Application::build`] checks of the settings before it connects anything, with the
 /// same messages: `tandem config` runs it to say whether `serve` would start.
 pub fn preflight(settings: &Settings) -> anyhow::Result<()> {
-    http::cors::Cors::parse(settings.cors_origins.as_deref())?;
-    if let Some(key) = crate::auth::dev_secret::configured_key(settings)? {
+    http::cors::Cors::parse(settings.http.cors_origins.as_deref())?;
+    if let Some(key) = crate::auth::dev_secret::configured_key(&settings.tokens, &settings.database)? {
         crate::auth::jwt::fixed_key(&key)?;
     }
-    crate::dispatch::Dispatch::new(&versions::all(), settings)?;
+    crate::dispatch::Dispatch::new(&versions::all(), &settings.lifecycle)?;
     Ok(())
 }
 

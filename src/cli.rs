@@ -10,7 +10,7 @@ use crate::{
         dev_secret::{self, KeySource},
         jwt::{self, TokenRequest},
     },
-    settings::{self, Loaded},
+    settings::{self, DatabaseSettings, Loaded},
     store, telemetry,
 };
 
@@ -77,7 +77,7 @@ pub fn main() -> ExitCode {
     }
     let settings = loaded.settings;
     let sink = if matches!(command, Command::Serve) { telemetry::Sink::Stdout } else { telemetry::Sink::Stderr };
-    telemetry::init(settings.log_format, &settings.log, sink);
+    telemetry::init(settings.logging.log_format, &settings.logging.log, sink);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -121,28 +121,28 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => {
-            store::connect(connection(&settings), None, true).await?;
+            store::connect(connection(&settings.database), None, true).await?;
             eprintln!("migrations applied");
             Ok(())
         }
         Command::Seed { users, customers, tenant } => {
             anyhow::ensure!(crate::auth::tenant::is_valid(&tenant), "--tenant must be 1 to 63 of a-z, 0-9, -");
-            let store = store::connect(connection(&settings), None, true).await?;
+            let store = store::connect(connection(&settings.database), None, true).await?;
             crate::seed::run(store, &tenant, users, customers).await
         }
         Command::Token { sub, roles, tenant, ttl } => {
-            let KeySource::Secret(secret) = dev_secret::key_source(&settings)? else {
+            let KeySource::Secret(secret) = dev_secret::key_source(&settings.tokens, &settings.database)? else {
                 anyhow::bail!(
                     "tandem token signs with an HS256 secret; with a public key or a key set, mint tokens with your identity provider"
                 )
             };
             let request =
                 TokenRequest { subject: &sub, roles: &roles, tenant: tenant.as_deref(), ttl: jwt::parse_ttl(&ttl)? };
-            println!("{}", jwt::mint(&secret, &request, &settings, chrono::Utc::now().timestamp())?);
+            println!("{}", jwt::mint(&secret, &request, &settings.tokens, chrono::Utc::now().timestamp())?);
             Ok(())
         }
         Command::ExportOpenapi { dir } => {
-            let operations = ("operations".to_string(), crate::app::operations_document(&settings)?);
+            let operations = ("operations".to_string(), crate::app::operations_document(&settings.lifecycle)?);
             let versions =
                 crate::app::documents().into_iter().map(|(number, document)| (format!("v{number}"), document));
             for (name, document) in versions.chain(std::iter::once(operations)) {
@@ -157,11 +157,11 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
     }
 }
 
-fn connection(settings: &Settings) -> store::Connection<'_> {
+fn connection(database: &DatabaseSettings) -> store::Connection<'_> {
     store::Connection {
-        url: settings.database_url.expose(),
-        timeout: settings.db_timeout(),
-        pool_size: settings.db_pool_size,
+        url: database.database_url.expose(),
+        timeout: database.db_timeout(),
+        pool_size: database.db_pool_size,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::settings::Settings;
+use crate::settings::VersionSettings;
 
 /// Where a version stands at some instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ fn instant(name: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
 impl Lifecycle {
     /// Version `number`'s lifecycle from `[versions.<N>]` or `TANDEM_V<N>_DEPRECATED_AT`,
     /// `TANDEM_V<N>_SUNSET_AT` and `TANDEM_V<N>_BROWNOUTS`; none configured is current for ever.
-    pub fn configured(number: u16, settings: &Settings) -> anyhow::Result<Self> {
+    pub fn configured(number: u16, settings: &VersionSettings) -> anyhow::Result<Self> {
         let Some(configured) = settings.lifecycle(number) else { return Ok(Self::default()) };
         let name = |field: &str| format!("TANDEM_V{number}_{field}");
         let (deprecated_name, sunset_name, brownouts_name) =
@@ -93,8 +93,8 @@ impl Lifecycle {
 mod tests {
     use super::*;
 
-    fn settings(deprecated: Option<&str>, sunset: Option<&str>, brownouts: Option<&str>) -> Settings {
-        let mut settings = Settings::default();
+    fn settings(deprecated: Option<&str>, sunset: Option<&str>, brownouts: Option<&str>) -> VersionSettings {
+        let mut settings = VersionSettings::default();
         let lifecycle = settings.lifecycle_mut(1);
         lifecycle.deprecated_at = deprecated.map(str::to_string);
         lifecycle.sunset_at = sunset.map(str::to_string);
@@ -125,7 +125,7 @@ mod tests {
         assert_eq!(lifecycle.deprecation_header().unwrap(), "@1767225600");
         assert_eq!(lifecycle.sunset_header().unwrap(), "Fri, 01 Jan 2027 00:00:00 GMT");
         assert_eq!(
-            Lifecycle::configured(1, &Settings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")),
+            Lifecycle::configured(1, &VersionSettings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")),
             Stage::Current
         );
     }
@@ -148,7 +148,7 @@ mod tests {
         for case in cases {
             assert!(Lifecycle::configured(1, &case).is_err(), "{case:?}");
         }
-        let mut v2 = Settings::default();
+        let mut v2 = VersionSettings::default();
         v2.lifecycle_mut(2).sunset_at = Some("2026-01-01T00:00:00Z".into());
         let err = Lifecycle::configured(2, &v2).unwrap_err().to_string();
         assert_eq!(err, "TANDEM_V2_SUNSET_AT needs TANDEM_V2_DEPRECATED_AT: clients are told first");

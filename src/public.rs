@@ -48,7 +48,7 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
             checks.insert("database".into(), json!("unreachable"))
         }
     };
-    if state.settings.shares_redis() {
+    if state.settings.redis.shares_redis() {
         match redis {
             Ok(()) => checks.insert("redis".into(), json!("ok")),
             Err(err) => {
@@ -176,7 +176,7 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Res
 #[handler]
 pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
     let pool = state.store.pool_stats();
-    let redis_up = match state.settings.shares_redis() {
+    let redis_up = match state.settings.redis.shares_redis() {
         true => Some(if state.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
         false => None,
     };

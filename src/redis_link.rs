@@ -17,7 +17,7 @@ use redis::{
     sentinel::{SentinelClient, SentinelServerType},
 };
 
-use crate::settings::Settings;
+use crate::settings::RedisSettings;
 
 /// Asking the Sentinels again is worth it at most this often.
 const RESOLVE_INTERVAL: Duration = Duration::from_millis(250);
@@ -47,7 +47,7 @@ struct Current {
 impl RedisLink {
     /// The shared Redis the settings name, if any. Connects lazily: the service starts while
     /// Redis is down and recovers when it returns.
-    pub fn from_settings(settings: &Settings, config: ConnectionManagerConfig) -> anyhow::Result<Option<Self>> {
+    pub fn from_settings(settings: &RedisSettings, config: ConnectionManagerConfig) -> anyhow::Result<Option<Self>> {
         if let Some(url) = &settings.redis_url {
             let manager = ConnectionManager::new_lazy_with_config(Client::open(url.expose())?, config)?;
             return Ok(Some(Self(Arc::new(Link::Direct(manager)))));

@@ -17,7 +17,7 @@ use tandem::{
     },
     dispatch::{Dispatch, Resolution, sources},
     http::idempotency::is_valid_key,
-    settings::Settings,
+    settings::{TokenSettings, VersionSettings},
     wire::context::{RequestInfo, is_valid_correlation_id},
 };
 
@@ -218,7 +218,7 @@ proptest! {
     /// Any bytes as a token: refused, never a panic.
     #[test]
     fn any_token_is_refused(raw in "\\PC{0,600}", dots in 0usize..4) {
-        let settings = Settings { jwt_secret: Some(SecretString::from("p".repeat(40))), ..Settings::default() };
+        let settings = TokenSettings { jwt_secret: Some(SecretString::from("p".repeat(40))), ..TokenSettings::default() };
         let verifier = Verifier::new(&KeySource::Secret(SecretString::from("p".repeat(40))), &settings).unwrap();
         let token = (0..dots).fold(raw, |t, _| format!("{t}.{}", "eyJhIjoxfQ"));
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
@@ -232,7 +232,7 @@ proptest! {
         uri in proptest::option::of(0u16..4), header in proptest::option::of(0u16..4),
         media in proptest::option::of(0u16..4), query in proptest::option::of(0u16..4),
     ) {
-        let dispatch = Dispatch::new(&tandem::versions::all(), &Settings::default()).unwrap();
+        let dispatch = Dispatch::new(&tandem::versions::all(), &VersionSettings::default()).unwrap();
         let path = match uri { Some(v) => format!("/api/v{v}/users"), None => "/users".into() };
         let path = match query { Some(v) => format!("{path}?version={v}"), None => path };
         let mut builder = Request::builder().uri(path.parse().unwrap());

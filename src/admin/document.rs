@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn every_routed_operation_is_described_and_nothing_else() {
-        let dispatch = Dispatch::new(&crate::versions::all(), &crate::settings::Settings::default()).unwrap();
+        let dispatch = Dispatch::new(&crate::versions::all(), &crate::settings::VersionSettings::default()).unwrap();
         let live = FixedRoute::new("/health/live", Access::Public, &[Method::GET]);
         let routes = FixedRoutes(vec![live.clone()]);
         let err = document(&routes, &dispatch).unwrap_err().to_string();

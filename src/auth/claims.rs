@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::principal::Principal;
-use crate::settings::Settings;
+use crate::settings::TokenSettings;
 
 /// The claim roles are read from unless `TANDEM_JWT_ROLES_CLAIM` names another.
 pub const DEFAULT_ROLES_CLAIM: &str = "roles";
@@ -18,7 +18,7 @@ pub struct ClaimMap {
 }
 
 impl ClaimMap {
-    pub fn from_settings(settings: &Settings) -> Self {
+    pub fn from_settings(settings: &TokenSettings) -> Self {
         Self {
             roles: settings.jwt_roles_claim.clone(),
             tenant: settings.jwt_tenant_claim.clone(),

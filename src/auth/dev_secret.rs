@@ -9,7 +9,7 @@ use std::{
 
 use secrecy::SecretString;
 
-use crate::settings::Settings;
+use crate::settings::{DatabaseSettings, TokenSettings};
 
 pub const FILE_NAME: &str = "tandem-dev.secret";
 
@@ -23,11 +23,11 @@ pub enum KeySource {
 }
 
 /// Picks the configured key, or the dev secret file when none is configured on SQLite.
-pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
-    match configured_key(settings)? {
+pub fn key_source(tokens: &TokenSettings, database: &DatabaseSettings) -> anyhow::Result<KeySource> {
+    match configured_key(tokens, database)? {
         Some(key) => Ok(key),
         None => {
-            let path = secret_path(settings.database_url.expose());
+            let path = secret_path(database.database_url.expose());
             let (secret, created) = read_or_create(&path)?;
             if created {
                 tracing::warn!(path = %path.display(), "no JWT key configured: created a random dev secret (SQLite only)");
@@ -41,30 +41,29 @@ pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
 
 /// The key the settings configure; `None` where the dev secret file serves (SQLite only).
 /// Touches no file.
-pub fn configured_key(settings: &Settings) -> anyhow::Result<Option<KeySource>> {
+pub fn configured_key(tokens: &TokenSettings, database: &DatabaseSettings) -> anyhow::Result<Option<KeySource>> {
     use crate::auth::jwks::Location;
-    let sources = [settings.jwt_secret.is_some(), settings.jwt_public_key.is_some(), settings.jwt_jwks_url.is_some()];
+    let sources = [tokens.jwt_secret.is_some(), tokens.jwt_public_key.is_some(), tokens.jwt_jwks_url.is_some()];
     anyhow::ensure!(
         sources.iter().filter(|set| **set).count() <= 1,
         "set one of TANDEM_JWT_SECRET, TANDEM_JWT_PUBLIC_KEY and TANDEM_JWT_JWKS_URL, not several"
     );
-    if let Some(secret) = &settings.jwt_secret {
+    if let Some(secret) = &tokens.jwt_secret {
         return Ok(Some(KeySource::Secret(secret.clone())));
     }
-    if let Some(path) = &settings.jwt_public_key {
+    if let Some(path) = &tokens.jwt_public_key {
         return Ok(Some(KeySource::PublicKey(path.clone())));
     }
-    if let Some(url) = &settings.jwt_jwks_url {
+    if let Some(url) = &tokens.jwt_jwks_url {
         return Ok(Some(KeySource::Remote(Location::key_set(url)?)));
     }
     // An issuer that is a URL, and nothing else: its discovery document names the keys.
-    if let Some(issuer) =
-        settings.jwt_issuer.as_deref().filter(|i| i.starts_with("https://") || i.starts_with("http://"))
+    if let Some(issuer) = tokens.jwt_issuer.as_deref().filter(|i| i.starts_with("https://") || i.starts_with("http://"))
     {
         return Ok(Some(KeySource::Remote(Location::discovery(issuer)?)));
     }
     anyhow::ensure!(
-        !settings.database_url.is_postgres(),
+        !database.database_url.is_postgres(),
         "TANDEM_JWT_SECRET (at least 32 bytes), TANDEM_JWT_PUBLIC_KEY, TANDEM_JWT_JWKS_URL or an https \
          TANDEM_JWT_ISSUER is required with PostgreSQL; the generated dev secret is only for the embedded \
          SQLite default"

@@ -15,7 +15,7 @@ use super::{
     jwks::{Missing, RemoteKeys, VerifyingKey},
     principal::Principal,
 };
-use crate::settings::Settings;
+use crate::settings::TokenSettings;
 
 /// Clock skew tolerated on `exp` and `nbf`.
 pub const LEEWAY_SECONDS: u64 = 30;
@@ -99,28 +99,30 @@ pub fn fixed_key(source: &KeySource) -> anyhow::Result<Option<(DecodingKey, Algo
 }
 
 impl Verifier {
-    /// The verifier of `source`. A provider's key set is read first (waiting up to
-    /// `TANDEM_DB_TIMEOUT_MS`), then kept fresh in the background.
-    pub async fn start(source: &KeySource, settings: &Settings) -> anyhow::Result<Self> {
+    /// The verifier of `source`. A provider's key set is read first (waiting up to `wait`,
+    /// `TANDEM_DB_TIMEOUT_MS`), then kept fresh in the background; no request waits on the
+    /// provider longer than `wait` either.
+    pub async fn start(source: &KeySource, settings: &TokenSettings, wait: Duration) -> anyhow::Result<Self> {
         let (keys, algorithm) = match source {
             KeySource::Remote(location) => {
                 let refresh = Duration::from_secs(settings.jwt_jwks_refresh_seconds);
-                let keys = RemoteKeys::start(location.clone(), refresh, settings.db_timeout()).await?;
+                let keys = RemoteKeys::start(location.clone(), refresh, wait).await?;
                 (Keys::Remote(keys), Algorithm::RS256)
             }
             fixed => return Self::new(fixed, settings),
         };
-        Ok(Self::with_keys(keys, algorithm, settings))
+        Ok(Self::with_keys(keys, algorithm, settings, wait))
     }
 
     /// With a fixed key (the tests' way to a verifier without a runtime).
-    pub fn new(source: &KeySource, settings: &Settings) -> anyhow::Result<Self> {
+    pub fn new(source: &KeySource, settings: &TokenSettings) -> anyhow::Result<Self> {
         let (key, algorithm) =
             fixed_key(source)?.ok_or_else(|| anyhow::anyhow!("a key set is read by Verifier::start"))?;
-        Ok(Self::with_keys(Keys::Fixed(key), algorithm, settings))
+        // A fixed key never waits on anything.
+        Ok(Self::with_keys(Keys::Fixed(key), algorithm, settings, Duration::ZERO))
     }
 
-    fn with_keys(keys: Keys, algorithm: Algorithm, settings: &Settings) -> Self {
+    fn with_keys(keys: Keys, algorithm: Algorithm, settings: &TokenSettings, wait: Duration) -> Self {
         let mut validation = Validation::new(algorithm);
         validation.leeway = LEEWAY_SECONDS;
         validation.validate_nbf = true;
@@ -137,13 +139,7 @@ impl Verifier {
             Some(audience) => validation.set_audience(&[audience]),
             None => validation.validate_aud = false,
         }
-        Self {
-            keys,
-            validation,
-            claims: ClaimMap::from_settings(settings),
-            cache: Cache::new(CACHE_CAPACITY),
-            wait: settings.db_timeout(),
-        }
+        Self { keys, validation, claims: ClaimMap::from_settings(settings), cache: Cache::new(CACHE_CAPACITY), wait }
     }
 
     /// The provider's keys, when tokens are checked with them.
@@ -254,7 +250,7 @@ pub struct TokenRequest<'a> {
 pub fn mint(
     secret: &SecretString,
     request: &TokenRequest<'_>,
-    settings: &Settings,
+    settings: &TokenSettings,
     now: i64,
 ) -> anyhow::Result<String> {
     let claims = Claims {
@@ -300,7 +296,7 @@ mod tests {
     #[test]
     fn a_cached_token_is_refused_once_expired() {
         let secret = SecretString::from("k".repeat(32));
-        let settings = Settings::default();
+        let settings = TokenSettings::default();
         let verifier = Verifier::new(&KeySource::Secret(secret.clone()), &settings).unwrap();
         let now = jsonwebtoken::get_current_timestamp() as i64;
         let request = TokenRequest { subject: "ada", roles: &[], tenant: None, ttl: Duration::from_secs(60) };

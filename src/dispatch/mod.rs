@@ -23,7 +23,7 @@ use self::{
 };
 use crate::{
     lifecycle::{Lifecycle, Stage},
-    settings::Settings,
+    settings::VersionSettings,
     wire::{
         context::RequestInfo,
         error::{ApiError, Kind, render::BodyStyle},
@@ -92,7 +92,7 @@ pub struct Target<'a> {
 
 impl Dispatch {
     /// Reads each version's declaration (oldest first) and its lifecycle from the settings.
-    pub fn new(versions: &[Version], settings: &Settings) -> anyhow::Result<Self> {
+    pub fn new(versions: &[Version], settings: &VersionSettings) -> anyhow::Result<Self> {
         let default_version = settings.default_version;
         anyhow::ensure!(
             versions.iter().any(|v| v.number == default_version),

@@ -82,7 +82,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
             }
             let _ = info.tenant.set(caller.tenant.clone());
             req.extensions_mut().insert(caller);
-            body_limit::apply(req, state.settings.max_body_bytes, info.clone())?;
+            body_limit::apply(req, state.settings.http.max_body_bytes, info.clone())?;
             return Ok(None);
         }
         Some(Access::Client) => {
@@ -117,7 +117,7 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
         return Err(gone);
     }
     let policy = target.route.policy(req.method());
-    let limit = if policy.upload { state.settings.max_upload_bytes } else { state.settings.max_body_bytes };
+    let limit = if policy.upload { state.settings.http.max_upload_bytes } else { state.settings.http.max_body_bytes };
     if let Some(uri) = target.rewritten {
         *req.uri_mut() = uri;
     }

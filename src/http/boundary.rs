@@ -56,7 +56,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             // (bench/RESULTS.md).
             let inner = Box::pin(next.call(req));
             // The deadline counts from the request's own start: one clock reading fewer.
-            let deadline = tokio::time::Instant::from_std(info.started) + state.settings.request_timeout();
+            let deadline = tokio::time::Instant::from_std(info.started) + state.settings.http.request_timeout();
             let call = tokio::time::timeout_at(deadline, AssertUnwindSafe(inner).catch_unwind());
             match call.instrument(span.clone()).await {
                 Ok(Ok(result)) => result.map(IntoResponse::into_response),

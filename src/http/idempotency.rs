@@ -41,7 +41,7 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
     let scope = Scope::new(&caller.tenant, &caller.principal.subject, key);
 
     let store = state.idempotency.clone();
-    let claim = store.claim(&scope, &fingerprint, state.settings.idempotency_lease()).await.map_err(|e| {
+    let claim = store.claim(&scope, &fingerprint, state.settings.http.idempotency_lease()).await.map_err(|e| {
         // Without the store we cannot promise "at most once": run nothing.
         ApiError::unavailable(e.0)
     })?;

@@ -10,7 +10,6 @@ use super::{cors::Cors, fixed::FixedRoutes};
 use crate::{
     auth::{Verifier, dev_secret},
     core::{
-        paging::PageLimits,
         services::Services,
         storage::{Brownout, Store},
         workbench::Workbench,
@@ -21,7 +20,7 @@ use crate::{
         activity::ActivityRecorder, maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter,
         recent_writes::RecentWrites, usage::UsageRecorder,
     },
-    settings::Settings,
+    settings::{DatabaseSettings, RedisSettings, Settings},
     store,
 };
 
@@ -69,31 +68,32 @@ pub struct AppState {
 impl AppState {
     /// Checks the settings against the versions, connects the stores (applying migrations).
     pub async fn build(settings: Settings, clock: Clock, versions: &[Version]) -> anyhow::Result<Self> {
-        let cors = Cors::parse(settings.cors_origins.as_deref())?;
-        let key = dev_secret::key_source(&settings)?;
-        let verifier = Verifier::start(&key, &settings).await?;
-        let dispatch = Dispatch::new(versions, &settings)?;
+        let cors = Cors::parse(settings.http.cors_origins.as_deref())?;
+        let key = dev_secret::key_source(&settings.tokens, &settings.database)?;
+        let verifier = Verifier::start(&key, &settings.tokens, settings.database.db_timeout()).await?;
+        let dispatch = Dispatch::new(versions, &settings.lifecycle)?;
         let connection = store::Connection {
-            url: settings.database_url.expose(),
-            timeout: settings.db_timeout(),
-            pool_size: settings.db_pool_size,
+            url: settings.database.database_url.expose(),
+            timeout: settings.database.db_timeout(),
+            pool_size: settings.database.db_pool_size,
         };
         let replica = settings
+            .database
             .database_replica_url
             .as_ref()
-            .map(|url| store::Replica { url: url.expose(), max_lag: settings.replica_max_lag() });
+            .map(|url| store::Replica { url: url.expose(), max_lag: settings.database.replica_max_lag() });
         let store = store::connect(connection, replica, true).await?;
-        let idempotency = idempotency::from_settings(&settings)?;
-        let maintenance = Maintenance::new(settings.maintenance);
+        let idempotency = idempotency::from_settings(&settings.redis)?;
+        let maintenance = Maintenance::new(settings.http.maintenance);
         if let Some((enabled, retry_after)) = store.maintenance().await? {
             maintenance.set(enabled, retry_after);
         }
-        let rate_limiter = RateLimiter::from_settings(&settings)?;
-        let recent_writes = match settings.database_replica_url {
-            Some(_) => Some(recent_writes(&settings)?),
+        let rate_limiter = RateLimiter::from_settings(settings.http.rate_limit, &settings.redis)?;
+        let recent_writes = match settings.database.database_replica_url {
+            Some(_) => Some(recent_writes(&settings.database, &settings.redis)?),
             None => None,
         };
-        let limits = PageLimits { default_size: settings.default_page_size, max_size: settings.max_page_size };
+        let limits = settings.http.page_limits();
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         let state = Self {
             services: Arc::new(Services::new(store.clone(), limits)),
@@ -140,11 +140,11 @@ impl AppState {
 }
 
 /// Marks that outlast the most a replica in use may lag, as its monitor last saw it.
-fn recent_writes(settings: &Settings) -> anyhow::Result<RecentWrites> {
-    let window = settings.replica_max_lag() + store::REPLICA_CHECK_INTERVAL * 2;
+fn recent_writes(database: &DatabaseSettings, redis: &RedisSettings) -> anyhow::Result<RecentWrites> {
+    let window = database.replica_max_lag() + store::REPLICA_CHECK_INTERVAL * 2;
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(std::time::Duration::from_millis(250)))
         .set_response_timeout(Some(std::time::Duration::from_millis(250)))
         .set_number_of_retries(0);
-    Ok(RecentWrites::new(window, crate::redis_link::RedisLink::from_settings(settings, config)?))
+    Ok(RecentWrites::new(window, crate::redis_link::RedisLink::from_settings(redis, config)?))
 }

@@ -119,8 +119,8 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 
 /// The shared Redis when the settings name one (a URL or Sentinels), else the in-process store
 /// (one instance only).
-pub fn from_settings(settings: &crate::settings::Settings) -> anyhow::Result<Arc<dyn IdempotencyStore>> {
-    match crate::redis_link::RedisLink::from_settings(settings, RedisStore::connection_config())? {
+pub fn from_settings(redis: &crate::settings::RedisSettings) -> anyhow::Result<Arc<dyn IdempotencyStore>> {
+    match crate::redis_link::RedisLink::from_settings(redis, RedisStore::connection_config())? {
         Some(link) => Ok(Arc::new(RedisStore::new(link))),
         None => {
             tracing::warn!("no shared Redis is set: idempotency keys live in this process; run one instance only");

@@ -14,7 +14,7 @@ use std::{
 
 use redis::Script;
 
-use crate::{redis_link::RedisLink, settings::Settings};
+use crate::{redis_link::RedisLink, settings::RedisSettings};
 
 struct Bucket {
     tokens: f64,
@@ -75,13 +75,13 @@ if taken == 0 then wait = math.ceil((1 - tokens) / rate * 1000) end
 return {taken, math.floor(tokens), wait}";
 
 impl RateLimiter {
-    /// The limiter the settings ask for: on the shared Redis when there is one.
-    pub fn from_settings(settings: &Settings) -> anyhow::Result<Self> {
+    /// `per_second` for each client, on the shared Redis when there is one.
+    pub fn from_settings(per_second: u32, redis: &RedisSettings) -> anyhow::Result<Self> {
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_millis(200)))
             .set_response_timeout(Some(Duration::from_millis(200)))
             .set_number_of_retries(0);
-        Ok(Self::new(settings.rate_limit, RedisLink::from_settings(settings, config)?))
+        Ok(Self::new(per_second, RedisLink::from_settings(redis, config)?))
     }
 
     pub fn new(per_second: u32, link: Option<RedisLink>) -> Self {

@@ -2,19 +2,98 @@
 //! `TANDEM_CONFIG`), then `TANDEM_*` variables, which always win; a secret may come from a file
 //! named by its `_FILE` variable. A name the service does not know refuses to start.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{collections::BTreeMap, path::Path, sync::OnceLock};
 
 use figment::{
-    Figment, Metadata,
+    Figment, Metadata, Profile, Provider,
     error::Kind,
-    providers::{Env, Format, Toml},
+    providers::{Env, Format, Serialized, Toml},
+    value::{Dict, Map, Tag, Value},
 };
 use secrecy::SecretString;
+use serde::de::DeserializeOwned;
 
 use super::{
-    DatabaseUrl, Settings,
+    DatabaseSettings, DatabaseUrl, HttpSettings, LoggingSettings, RedisSettings, Settings, TokenSettings,
+    VersionSettings,
     names::{self, PREFIX},
 };
+
+/// Each group's name in [`Settings`] and the names of its settings, read from the group's own
+/// declaration (serde lists every field when it meets one it does not know).
+fn groups() -> &'static [(&'static str, &'static [&'static str])] {
+    fn fields<T: DeserializeOwned>() -> &'static [&'static str] {
+        let probe = Figment::from(Serialized::defaults(BTreeMap::from([("\u{1}", 0)])));
+        match probe.extract::<T>().map_err(|e| e.kind) {
+            Err(Kind::UnknownField(_, expected)) => expected,
+            _ => unreachable!("a group refuses an unknown name"),
+        }
+    }
+    static GROUPS: OnceLock<Vec<(&'static str, &'static [&'static str])>> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        vec![
+            ("http", fields::<HttpSettings>()),
+            ("database", fields::<DatabaseSettings>()),
+            ("redis", fields::<RedisSettings>()),
+            ("tokens", fields::<TokenSettings>()),
+            ("lifecycle", fields::<VersionSettings>()),
+            ("logging", fields::<LoggingSettings>()),
+        ]
+    })
+}
+
+/// The group a setting's name belongs to.
+fn group_of(name: &str) -> Option<&'static str> {
+    groups().iter().find(|(_, fields)| fields.contains(&name)).map(|(group, _)| *group)
+}
+
+/// Every setting's name, as `tandem.toml` writes it.
+fn all_names() -> impl Iterator<Item = &'static str> {
+    groups().iter().flat_map(|(_, fields)| fields.iter().copied())
+}
+
+/// `rate_limit` → `http.rate_limit`: where a name the operator writes lives in [`Settings`].
+fn grouped(path: &str) -> String {
+    let first = path.split('.').next().unwrap_or_default();
+    group_of(first).map_or_else(|| path.to_string(), |group| format!("{group}.{path}"))
+}
+
+/// The operator's path of a path in [`Settings`]: the group left out.
+fn ungrouped(path: &[String]) -> Vec<&str> {
+    let skip = usize::from(path.first().is_some_and(|first| groups().iter().any(|(group, _)| group == first)));
+    path.iter().skip(skip).map(String::as_str).collect()
+}
+
+/// A layer whose flat names (`rate_limit`, `versions`) are moved into their groups; a name no
+/// group knows stays at the top, where [`Settings`] refuses it.
+struct Grouped<P>(P);
+
+impl<P: Provider> Provider for Grouped<P> {
+    fn metadata(&self) -> Metadata {
+        self.0.metadata()
+    }
+
+    fn data(&self) -> figment::Result<Map<Profile, Dict>> {
+        let mut data = self.0.data()?;
+        for dict in data.values_mut() {
+            for (name, value) in std::mem::take(dict) {
+                match group_of(&name) {
+                    Some(group) => {
+                        let entry =
+                            dict.entry(group.to_string()).or_insert_with(|| Value::Dict(Tag::Default, Dict::new()));
+                        if let Value::Dict(_, fields) = entry {
+                            fields.insert(name, value);
+                        }
+                    }
+                    None => {
+                        dict.insert(name, value);
+                    }
+                }
+            }
+        }
+        Ok(data)
+    }
+}
 
 /// The variable naming the settings file; it is not a setting itself.
 pub const CONFIG_VARIABLE: &str = "TANDEM_CONFIG";
@@ -43,7 +122,7 @@ impl Loaded {
         if let Some(source) = self.from_files.get(path) {
             return source.clone();
         }
-        match self.layers.merged().find_metadata(path) {
+        match self.layers.merged().find_metadata(&grouped(path)) {
             Some(metadata) if is_environment(metadata) => {
                 Source::Variable(names::variable(&path.split('.').collect::<Vec<_>>()))
             }
@@ -67,7 +146,7 @@ impl Layers {
             // The suite's own variables, and the one naming the file, are not settings.
             .filter(|name| !name.starts_with("TEST_") && name != "CONFIG")
             .map(|name| names::key_of_variable(name.as_str()).into());
-        Self { toml: Figment::from(Toml::file(&file)), env: Figment::from(env), file }
+        Self { toml: Figment::from(Grouped(Toml::file(&file))), env: Figment::from(Grouped(env)), file }
     }
 
     fn merged(&self) -> Figment {
@@ -106,7 +185,7 @@ impl Settings {
 
 /// Set, and not to the empty string (which means unset, as for every optional setting).
 fn is_set(layer: &Figment, key: &str) -> bool {
-    layer.find_value(key).is_ok_and(|value| value.as_str() != Some(""))
+    layer.find_value(&grouped(key)).is_ok_and(|value| value.as_str() != Some(""))
 }
 
 fn is_environment(metadata: &Metadata) -> bool {
@@ -116,24 +195,26 @@ fn is_environment(metadata: &Metadata) -> bool {
 /// A figment error in the operator's words: the variable or the file's key, and for a name
 /// the service does not know, the closest one it does.
 fn explain(error: figment::Error, layers: &Layers) -> anyhow::Error {
-    let path: Vec<&str> = error.path.iter().map(String::as_str).collect();
+    let path = ungrouped(&error.path);
     let Kind::UnknownField(field, expected) = &error.kind else {
         let from_env = error.metadata.as_ref().is_some_and(is_environment);
         let name = if from_env { names::variable(&path) } else { format!("{} in {}", path.join("."), layers.file) };
         return anyhow::anyhow!("{name}: {}", error.kind);
     };
     // `path` ends at the table the name was found in (figment may or may not include the
-    // field itself); the name's full key decides which layer wrote it.
+    // field itself); the name's full key decides which layer wrote it. At the top, any setting
+    // may be the one meant; in a version's table, its lifecycle's fields.
     let table: Vec<&str> = path.iter().copied().take_while(|p| p != field).collect();
+    let known: Vec<&str> = if table.is_empty() { all_names().collect() } else { expected.to_vec() };
     let full = |name: &str| [table.as_slice(), &[name]].concat().join(".");
     let variable = |name: &str| names::variable(&full(name).split('.').collect::<Vec<_>>());
-    let candidates = expected.iter().filter(|name| **name != "versions");
-    if layers.env.contains(&full(field)) {
-        let known: Vec<String> = candidates.map(|name| variable(name)).collect();
+    let candidates = known.into_iter().filter(|name| *name != "versions");
+    if layers.env.contains(&grouped(&full(field))) || layers.env.contains(&full(field)) {
+        let known: Vec<String> = candidates.map(variable).collect();
         let typed = variable(field);
         unknown(&typed, names::closest(&typed, known.iter().map(String::as_str)))
     } else {
-        let known: Vec<String> = candidates.map(|name| full(name)).collect();
+        let known: Vec<String> = candidates.map(full).collect();
         let suggestion = names::closest(&full(field), known.iter().map(String::as_str));
         unknown(&format!("{} in {}", full(field), layers.file), suggestion)
     }
@@ -161,10 +242,10 @@ fn read_secret_files(settings: &mut Settings, layers: &Layers) -> anyhow::Result
     let mut from_files = BTreeMap::new();
     for (key, file_key) in SECRET_FILES {
         let path = match key {
-            "jwt_secret" => settings.jwt_secret_file.take(),
-            "database_url" => settings.database_url_file.take(),
-            "database_replica_url" => settings.database_replica_url_file.take(),
-            _ => settings.redis_url_file.take(),
+            "jwt_secret" => settings.tokens.jwt_secret_file.take(),
+            "database_url" => settings.database.database_url_file.take(),
+            "database_replica_url" => settings.database.database_replica_url_file.take(),
+            _ => settings.redis.redis_url_file.take(),
         };
         let Some((value_set, file_set, names)) = layers.sets(key, file_key) else { continue };
         anyhow::ensure!(!(value_set && file_set), "{} and {} are both set; set one of them", names[0], names[1]);
@@ -175,10 +256,10 @@ fn read_secret_files(settings: &mut Settings, layers: &Layers) -> anyhow::Result
         let path = path.ok_or_else(|| anyhow::anyhow!("{} names no file", names[1]))?;
         let value = read_secret(&path).map_err(|why| anyhow::anyhow!("{}: {why}", names[1]))?;
         match key {
-            "jwt_secret" => settings.jwt_secret = Some(SecretString::from(value)),
-            "database_url" => settings.database_url = DatabaseUrl::new(value),
-            "database_replica_url" => settings.database_replica_url = Some(DatabaseUrl::new(value)),
-            _ => settings.redis_url = Some(DatabaseUrl::new(value)),
+            "jwt_secret" => settings.tokens.jwt_secret = Some(SecretString::from(value)),
+            "database_url" => settings.database.database_url = DatabaseUrl::new(value),
+            "database_replica_url" => settings.database.database_replica_url = Some(DatabaseUrl::new(value)),
+            _ => settings.redis.redis_url = Some(DatabaseUrl::new(value)),
         }
         let source = if names[1].starts_with(PREFIX) {
             Source::Variable(names[1].clone())

@@ -12,7 +12,8 @@ pub fn render(loaded: &Loaded) -> anyhow::Result<String> {
     };
     let mut lines: Vec<(String, Source)> = Vec::new();
     let mut tables: Vec<(String, Vec<(String, Source)>)> = Vec::new();
-    for (key, value) in &fields {
+    // Each group's settings in turn, by the names `tandem.toml` gives them (groups are not tables).
+    for (key, value) in fields.values().filter_map(Value::as_object).flatten() {
         if let Value::Object(versions) = value {
             for (number, lifecycle) in versions {
                 let Value::Object(lifecycle) = lifecycle else { continue };

@@ -82,8 +82,8 @@ async fn leeway_is_30_seconds(backend: Backend) {
 async fn issuer_and_audience_are_checked_when_configured(backend: Backend) {
     let app = backend
         .spawn_with(|s| {
-            s.jwt_issuer = Some("https://issuer.example".into());
-            s.jwt_audience = Some("tandem".into());
+            s.tokens.jwt_issuer = Some("https://issuer.example".into());
+            s.tokens.jwt_audience = Some("tandem".into());
         })
         .await;
     let with =
@@ -101,8 +101,8 @@ fn fixture(name: &str) -> PathBuf {
 async fn an_rs256_key_accepts_only_rs256(backend: Backend) {
     let app = backend
         .spawn_with(|s| {
-            s.jwt_secret = None;
-            s.jwt_public_key = Some(fixture("rsa_public.pem"));
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_public_key = Some(fixture("rsa_public.pem"));
         })
         .await;
     assert_eq!(status_with(&app, &tokens::rs256(&claims("ada", &[]))).await.0, 200);
@@ -114,8 +114,8 @@ async fn an_rs256_key_accepts_only_rs256(backend: Backend) {
 async fn an_es256_key_accepts_only_es256(backend: Backend) {
     let app = backend
         .spawn_with(|s| {
-            s.jwt_secret = None;
-            s.jwt_public_key = Some(fixture("ec_public.pem"));
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_public_key = Some(fixture("ec_public.pem"));
         })
         .await;
     assert_eq!(status_with(&app, &tokens::es256(&claims("ada", &[]))).await.0, 200);
@@ -144,11 +144,11 @@ async fn public_routes_need_no_token(backend: Backend) {
 async fn startup_refuses_unsafe_key_settings(backend: Backend) {
     let database_url = backend.fresh_database().await;
     let mut settings = crate::harness::app::test_settings(&database_url);
-    settings.jwt_secret = Some("too-short".to_string().into());
+    settings.tokens.jwt_secret = Some("too-short".to_string().into());
     let err = tandem::Application::build(settings.clone()).await.err().expect("a short secret is refused");
     assert!(format!("{err:#}").contains("at least 32 bytes"), "{err:#}");
 
-    settings.jwt_secret = None;
+    settings.tokens.jwt_secret = None;
     if backend.is_postgres() {
         let err = tandem::Application::build(settings).await.err().expect("PostgreSQL needs a configured key");
         assert!(format!("{err:#}").contains("TANDEM_JWT_SECRET"), "{err:#}");

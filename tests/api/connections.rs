@@ -79,7 +79,7 @@ async fn a_url_only_sqlx_reads_keeps_reads_on_the_pool(backend: Backend) {
 async fn more_concurrent_lists_than_connections_all_answer(backend: Backend) {
     // Straight after start: the pool opens its connections while the requests arrive, so
     // they interleave the way they do on a busy instance.
-    let app = backend.spawn_with(|s| s.db_pool_size = 2).await;
+    let app = backend.spawn_with(|s| s.database.db_pool_size = 2).await;
     let lists = (0..32).map(|_| app.get("/api/v2/users?size=1"));
     let replies = futures_util::future::join_all(lists).await;
     for reply in &replies {

@@ -17,7 +17,7 @@ crate::scenarios![
 const APP: &str = "https://app.example.com";
 
 async fn with_origins(backend: Backend) -> TestApp {
-    backend.spawn_with(|s| s.cors_origins = Some(format!("{APP}, http://localhost:3000"))).await
+    backend.spawn_with(|s| s.http.cors_origins = Some(format!("{APP}, http://localhost:3000"))).await
 }
 
 fn preflight(app: &TestApp, origin: &str, path: &str) -> reqwest::RequestBuilder {
@@ -97,7 +97,7 @@ async fn another_origin_gets_no_cors_headers(backend: Backend) {
 async fn an_entry_that_is_not_an_origin_refuses_to_start(backend: Backend) {
     let database_url = backend.fresh_database().await;
     let mut settings = test_settings(&database_url);
-    settings.cors_origins = Some("https://app.example.com, app.example.com/".into());
+    settings.http.cors_origins = Some("https://app.example.com, app.example.com/".into());
     let err = tandem::Application::build(settings).await.err().expect("refused");
     assert!(format!("{err:#}").contains("TANDEM_CORS_ORIGINS: \"app.example.com/\" is not an origin"), "{err:#}");
 }

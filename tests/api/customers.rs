@@ -186,7 +186,7 @@ async fn tenants_never_see_each_others_customers_or_reports(backend: Backend) {
 /// Offset pages past 1000 pick ids first, and past half the total read from the far end: each
 /// must still be exactly its slice of the whole order.
 async fn deep_offset_pages_match_a_keyset_walk(backend: Backend) {
-    let app = backend.spawn_with(|s| s.max_upload_bytes = 1 << 20).await;
+    let app = backend.spawn_with(|s| s.http.max_upload_bytes = 1 << 20).await;
     app.upload("/upload", &rows(1, 2500), None).await.assert_status(201);
     for (v1_sort, v2_sort) in [("id", "id,asc"), ("name", "name,asc"), ("branchCode", "branchCode,asc")] {
         let mut walked = Vec::new();

@@ -87,7 +87,7 @@ async fn unsupported_versions_answer_by_source(backend: Backend) {
 }
 
 async fn the_default_version_serves_unversioned_requests(backend: Backend) {
-    let app = backend.spawn_with(|s| s.default_version = 2).await;
+    let app = backend.spawn_with(|s| s.lifecycle.default_version = 2).await;
     let created = app.post_json("/users", &json!({"name": "Ada", "email": "ada@example.com", "age": 36})).await;
     created.assert_status(201);
     assert!(created.json()["id"].is_string());

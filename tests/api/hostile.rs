@@ -40,7 +40,7 @@ async fn status(app: &TestApp, token: &str) -> u16 {
 }
 
 async fn a_jwt_attack_corpus_is_401_never_500(backend: Backend) {
-    let app = backend.spawn_with(|s| s.jwt_audience = Some("tandem".into())).await;
+    let app = backend.spawn_with(|s| s.tokens.jwt_audience = Some("tandem".into())).await;
     let ours = tokens::SECRET.as_bytes();
     let theirs = b"an-attackers-secret-an-attackers-secret";
     let exp = now() + 600;
@@ -123,8 +123,8 @@ async fn a_jwt_signed_with_the_public_key_as_a_secret_is_401(backend: Backend) {
     let pem = std::fs::read(&key).unwrap();
     let app = backend
         .spawn_with(|s| {
-            s.jwt_secret = None;
-            s.jwt_public_key = Some(key);
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_public_key = Some(key);
         })
         .await;
     let claims = format!(r#"{{"sub": "ada", "exp": {}}}"#, now() + 600);
@@ -216,7 +216,7 @@ async fn too_many_headers_or_too_long_a_url_is_431_or_414(backend: Backend) {
 /// A client that trickles its headers (slowloris) is cut off after the header-read timeout,
 /// while other clients are served and a merely slow one, within the timeout, is too.
 async fn a_client_that_trickles_its_headers_is_cut_off(backend: Backend) {
-    let app = backend.spawn_with(|s| s.header_read_timeout_ms = 600).await;
+    let app = backend.spawn_with(|s| s.http.header_read_timeout_ms = 600).await;
     let addr = app.addr;
     let trickler = tokio::task::spawn_blocking(move || {
         let mut stream = TcpStream::connect(addr).unwrap();
@@ -262,8 +262,8 @@ async fn a_client_that_trickles_its_headers_is_cut_off(backend: Backend) {
 async fn a_thousand_idle_connections_are_held_within_the_limit(backend: Backend) {
     let app = backend
         .spawn_with(|s| {
-            s.max_connections = 50;
-            s.idle_timeout_ms = 500;
+            s.http.max_connections = 50;
+            s.http.idle_timeout_ms = 500;
         })
         .await;
     let addr = app.addr;

@@ -166,7 +166,7 @@ async fn malformed_keys_are_400(backend: Backend) {
 }
 
 async fn a_failure_frees_the_key(backend: Backend) {
-    let app = backend.spawn_with(|s| s.db_timeout_ms = 600).await;
+    let app = backend.spawn_with(|s| s.database.db_timeout_ms = 600).await;
     let key = new_key();
     let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
     let lock = WriteLock::take(&app.database_url).await;
@@ -215,7 +215,7 @@ async fn the_database_guards_when_the_store_forgets(backend: Backend) {
 async fn a_retry_on_another_instance_replays(backend: Backend) {
     let a = backend.spawn().await;
     let mut settings = test_settings(&a.database_url);
-    settings.redis_url = backend.redis.as_deref().map(tandem::settings::DatabaseUrl::new);
+    settings.redis.redis_url = backend.redis.as_deref().map(tandem::settings::DatabaseUrl::new);
     let b = TestApp::start(settings).await;
     let key = new_key();
     let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
@@ -245,7 +245,7 @@ fn dedicated_database(url: &str) -> String {
 
 async fn a_flushed_redis_still_cannot_duplicate(backend: Backend) {
     let redis_url = dedicated_database(backend.redis.as_deref().unwrap());
-    let app = backend.spawn_with(|s| s.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis_url))).await;
+    let app = backend.spawn_with(|s| s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis_url))).await;
     let key = new_key();
     let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
     let first = keyed(&app, "/users", &key, &body).await;
@@ -266,7 +266,7 @@ async fn an_unreachable_redis_refuses_keyed_posts_only(backend: Backend) {
     let upstream = redis_url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
     let proxy = Proxy::start(tokio::net::lookup_host(&upstream).await.unwrap().next().unwrap()).await;
     let through = format!("redis://{}", proxy.addr);
-    let app = backend.spawn_with(|s| s.redis_url = Some(tandem::settings::DatabaseUrl::new(&through))).await;
+    let app = backend.spawn_with(|s| s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&through))).await;
     let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
     keyed(&app, "/users", &new_key(), &body).await.assert_status(201);
 
@@ -299,8 +299,8 @@ async fn a_lost_lease_during_a_slow_request_does_not_duplicate(backend: Backend)
     let redis_url = dedicated_database(backend.redis.as_deref().unwrap()).replace("/15", "/14");
     let app = backend
         .spawn_with(|s| {
-            s.db_timeout_ms = 8000;
-            s.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis_url));
+            s.database.db_timeout_ms = 8000;
+            s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis_url));
         })
         .await;
     let key = new_key();
@@ -341,7 +341,7 @@ async fn a_lost_lease_during_a_slow_request_does_not_duplicate(backend: Backend)
 /// in flight for its lease: the retry runs.
 async fn a_redis_stall_frees_the_key_it_interrupted(backend: Backend) {
     let redis = PrivateRedis::start().await;
-    let app = backend.spawn_with(|s| s.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis.url))).await;
+    let app = backend.spawn_with(|s| s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&redis.url))).await;
     let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
     let key = new_key();
     let stall = Duration::from_millis(3000);

@@ -185,7 +185,7 @@ async fn bom_crlf_quotes_formulas_and_foreign_columns(backend: Backend) {
 }
 
 async fn an_upload_over_the_limit_is_413_and_writes_nothing(backend: Backend) {
-    let app = backend.spawn_with(|s| s.max_upload_bytes = 64 * 1024).await;
+    let app = backend.spawn_with(|s| s.http.max_upload_bytes = 64 * 1024).await;
     let big = rows(1, 4000);
     assert!(big.len() > 64 * 1024);
     let reply = app.upload("/upload", &big, None).await;
@@ -397,7 +397,7 @@ async fn two_imports_that_deadlock_answer_503_and_the_other_completes(backend: B
 /// pool (PostgreSQL here: 2 connections, SQLite: 4). One more is told to retry, and every other
 /// request is still served meanwhile.
 async fn imports_hold_at_most_half_the_pool(backend: Backend) {
-    let app = backend.spawn_with(|s| s.db_pool_size = 2).await;
+    let app = backend.spawn_with(|s| s.database.db_pool_size = 2).await;
     let slots = if backend.is_postgres() { 1 } else { 2 };
     let (content_type, body) = multipart(rows(1, 3000).as_bytes(), None, "held");
     let mut holding = Vec::new();

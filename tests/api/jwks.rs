@@ -26,8 +26,8 @@ async fn app_of(backend: &Backend, provider: &Provider, adjust: impl FnOnce(&mut
     let issuer = provider.issuer.clone();
     backend
         .spawn_with(move |s| {
-            s.jwt_secret = None;
-            s.jwt_issuer = Some(issuer);
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_issuer = Some(issuer);
             adjust(s);
         })
         .await
@@ -72,8 +72,8 @@ async fn a_key_set_url_needs_no_discovery_and_the_algorithm_comes_from_the_key(b
     let url = provider.jwks_url();
     let app = backend
         .spawn_with(move |s| {
-            s.jwt_secret = None;
-            s.jwt_jwks_url = Some(url);
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_jwks_url = Some(url);
         })
         .await;
     get_users(&app, &provider.token("ec-1", Some("ec-1"), json!({"sub": "ada"}))).await.assert_status(200);
@@ -87,7 +87,7 @@ async fn a_key_set_url_needs_no_discovery_and_the_algorithm_comes_from_the_key(b
 
 async fn a_rotation_needs_no_restart_and_a_removed_key_stops_verifying(backend: Backend) {
     let provider = Provider::start(&["rsa-1"]).await;
-    let app = app_of(&backend, &provider, |s| s.jwt_jwks_refresh_seconds = 10).await;
+    let app = app_of(&backend, &provider, |s| s.tokens.jwt_jwks_refresh_seconds = 10).await;
     let started = Instant::now();
     let old = provider.signed("rsa-1", "ada", &[]);
     get_users(&app, &old).await.assert_status(200);
@@ -135,8 +135,8 @@ async fn a_provider_never_read_answers_503_never_401_until_it_answers(backend: B
     let issuer = format!("http://{addr}");
     let app = backend
         .spawn_with(move |s| {
-            s.jwt_secret = None;
-            s.jwt_issuer = Some(issuer);
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_issuer = Some(issuer);
         })
         .await;
     let ready = send(app.client.get(app.url("/health/ready"))).await;
@@ -160,7 +160,7 @@ async fn a_provider_never_read_answers_503_never_401_until_it_answers(backend: B
 
 async fn a_provider_slow_or_down_or_garbage_keeps_the_keys_held(backend: Backend) {
     let provider = Provider::start(&["rsa-1"]).await;
-    let app = app_of(&backend, &provider, |s| s.db_timeout_ms = 1000).await;
+    let app = app_of(&backend, &provider, |s| s.database.db_timeout_ms = 1000).await;
     let known = provider.signed("rsa-1", "ada", &[]);
     get_users(&app, &known).await.assert_status(200);
 
@@ -199,9 +199,9 @@ async fn a_provider_slow_or_down_or_garbage_keeps_the_keys_held(backend: Backend
 async fn roles_tenant_and_admin_come_from_the_configured_claims(backend: Backend) {
     let provider = Provider::start(&["rsa-1"]).await;
     let app = app_of(&backend, &provider, |s| {
-        s.jwt_roles_claim = "realm_access.roles".into();
-        s.jwt_tenant_claim = "org".into();
-        s.jwt_admin_role = "tandem-admin".into();
+        s.tokens.jwt_roles_claim = "realm_access.roles".into();
+        s.tokens.jwt_tenant_claim = "org".into();
+        s.tokens.jwt_admin_role = "tandem-admin".into();
     })
     .await;
     let claims = |roles: &[&str], org: Option<&str>| {
@@ -223,7 +223,7 @@ async fn roles_tenant_and_admin_come_from_the_configured_claims(backend: Backend
     let own = app.client.get(app.url("/api/v2/users")).bearer_auth(&bound).header("x-tenant-id", "acme");
     send(own).await.assert_status(200);
     // Scopes as roles: a space-separated string.
-    let scoped_app = app_of(&backend, &provider, |s| s.jwt_roles_claim = "scope".into()).await;
+    let scoped_app = app_of(&backend, &provider, |s| s.tokens.jwt_roles_claim = "scope".into()).await;
     let scoped = provider.token("rsa-1", Some("rsa-1"), json!({"sub": "ops", "scope": "openid admin"}));
     send(scoped_app.client.get(scoped_app.url("/admin/audit")).bearer_auth(&scoped)).await.assert_status(200);
 }

@@ -21,7 +21,7 @@ crate::scenarios![
 ];
 
 async fn shutdown_finishes_the_request_in_flight(backend: Backend) {
-    let mut app = backend.spawn_with(|s| s.db_timeout_ms = 10_000).await;
+    let mut app = backend.spawn_with(|s| s.database.db_timeout_ms = 10_000).await;
     let lock = WriteLock::take(&app.database_url).await;
 
     let request =
@@ -99,7 +99,7 @@ async fn an_instance_starts_on_a_schema_a_newer_one_migrated(backend: Backend) {
 /// On SIGTERM (here: the app's shutdown signal), readiness says 503 at once so load balancers
 /// stop sending, the instance keeps serving for TANDEM_DRAIN_SECONDS, then stops accepting.
 async fn a_stopping_instance_drains_before_it_stops_accepting(backend: Backend) {
-    let mut app = backend.spawn_with(|s| s.drain_seconds = 1).await;
+    let mut app = backend.spawn_with(|s| s.http.drain_seconds = 1).await;
     send(app.client.get(app.url("/health/ready"))).await.assert_status(200);
     let stopped_at = std::time::Instant::now();
     app.stop();

@@ -15,10 +15,10 @@ async fn the_workbench_runs_on_a_real_providers_tokens_through_a_rotation(backen
     let issuer = provider.issuer.clone();
     let app = backend
         .spawn_with(move |s| {
-            s.jwt_secret = None;
-            s.jwt_issuer = Some(issuer);
-            s.jwt_audience = Some("urn:tandem".into());
-            s.jwt_jwks_refresh_seconds = 10;
+            s.tokens.jwt_secret = None;
+            s.tokens.jwt_issuer = Some(issuer);
+            s.tokens.jwt_audience = Some("urn:tandem".into());
+            s.tokens.jwt_jwks_refresh_seconds = 10;
         })
         .await;
     let started = Instant::now();

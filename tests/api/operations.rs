@@ -146,7 +146,7 @@ fn short_hash(subject: &str) -> String {
 }
 
 async fn a_burst_over_the_rate_limit_is_429(backend: Backend) {
-    let app = backend.spawn_with(|s| s.rate_limit = 5).await;
+    let app = backend.spawn_with(|s| s.http.rate_limit = 5).await;
     let started = Instant::now();
     let mut statuses = Vec::new();
     for _ in 0..11 {
@@ -213,7 +213,7 @@ async fn maintenance_set_on_one_instance_reaches_the_other(backend: Backend) {
 }
 
 async fn maintenance_from_the_environment(backend: Backend) {
-    let app = backend.spawn_with(|s| s.maintenance = true).await;
+    let app = backend.spawn_with(|s| s.http.maintenance = true).await;
     app.get("/api/v2/users").await.assert_status(503);
     send(app.client.get(app.url("/users"))).await.assert_status(503);
     app.get("/admin/maintenance").await.assert_status(200);
@@ -234,9 +234,10 @@ async fn the_dashboard_page_needs_nothing_from_outside(backend: Backend) {
 }
 
 async fn two_instances_share_one_rate_limit_through_redis(backend: Backend) {
-    let a = backend.spawn_with(|s| s.rate_limit = 5).await;
+    let a = backend.spawn_with(|s| s.http.rate_limit = 5).await;
     let mut settings = test_settings(&a.database_url);
-    (settings.rate_limit, settings.redis_url) = (5, backend.redis.as_deref().map(tandem::settings::DatabaseUrl::new));
+    (settings.http.rate_limit, settings.redis.redis_url) =
+        (5, backend.redis.as_deref().map(tandem::settings::DatabaseUrl::new));
     let b = TestApp::start(settings).await;
     // A subject of its own: Redis is shared with the other scenarios.
     let token = tokens::signed(&tokens::claims(&format!("rate-{}", uuid::Uuid::new_v4()), &[]));

@@ -22,8 +22,8 @@ crate::scenarios![
 async fn with_short_request_timeout(backend: Backend) -> TestApp {
     backend
         .spawn_with(|s| {
-            s.db_timeout_ms = 5000;
-            s.request_timeout_ms = 300;
+            s.database.db_timeout_ms = 5000;
+            s.http.request_timeout_ms = 300;
         })
         .await
 }
@@ -194,7 +194,7 @@ impl WriteLock {
 }
 
 async fn a_locked_store_is_503_within_the_timeout(backend: Backend) {
-    let app = backend.spawn_with(|s| s.db_timeout_ms = 800).await;
+    let app = backend.spawn_with(|s| s.database.db_timeout_ms = 800).await;
     let lock = WriteLock::take(&app.database_url).await;
 
     let started = Instant::now();
@@ -229,8 +229,8 @@ async fn a_request_past_the_request_timeout_is_503(backend: Backend) {
 async fn an_insert_answered_503_is_never_written_later(backend: Backend) {
     let app = backend
         .spawn_with(|s| {
-            s.db_timeout_ms = 1500;
-            s.db_pool_size = 1;
+            s.database.db_timeout_ms = 1500;
+            s.database.db_pool_size = 1;
         })
         .await;
     let lock = WriteLock::take(&app.database_url).await;

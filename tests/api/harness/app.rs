@@ -29,17 +29,16 @@ pub struct TestApp {
 
 /// The settings every test app starts from.
 pub fn test_settings(database_url: &str) -> Settings {
-    Settings {
-        listen: "127.0.0.1:0".into(),
-        database_url: DatabaseUrl::new(database_url),
-        jwt_secret: Some(SecretString::from(tokens::SECRET)),
-        db_timeout_ms: 1500,
-        // Scenarios send bursts from one token; the rate-limit scenario sets its own.
-        rate_limit: 1_000_000,
-        // Stopping a test app stops it at once; the drain has its own scenario.
-        drain_seconds: 0,
-        ..Settings::default()
-    }
+    let mut settings = Settings::default();
+    settings.http.listen = "127.0.0.1:0".into();
+    settings.database.database_url = DatabaseUrl::new(database_url);
+    settings.tokens.jwt_secret = Some(SecretString::from(tokens::SECRET));
+    settings.database.db_timeout_ms = 1500;
+    // Scenarios send bursts from one token; the rate-limit scenario sets its own.
+    settings.http.rate_limit = 1_000_000;
+    // Stopping a test app stops it at once; the drain has its own scenario.
+    settings.http.drain_seconds = 0;
+    settings
 }
 
 impl Backend {
@@ -56,7 +55,7 @@ impl Backend {
     pub async fn spawn_at(&self, adjust: impl FnOnce(&mut Settings), clock: Clock) -> TestApp {
         let database_url = self.fresh_database().await;
         let mut settings = test_settings(&database_url);
-        settings.redis_url = self.redis.as_deref().map(DatabaseUrl::new);
+        settings.redis.redis_url = self.redis.as_deref().map(DatabaseUrl::new);
         adjust(&mut settings);
         TestApp::start_with_clock(settings, clock).await
     }
@@ -93,7 +92,7 @@ impl TestApp {
 
     /// The app serving `versions` (oldest first) rather than the service's own list.
     pub async fn start_with_versions(settings: Settings, clock: Clock, versions: Vec<Version>) -> TestApp {
-        let database_url = settings.database_url.expose().to_string();
+        let database_url = settings.database.database_url.expose().to_string();
         let app = Application::build_with(settings, clock, versions).await.expect("the app builds");
         let addr = app.local_addr();
         let state = app.state();
