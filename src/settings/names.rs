@@ -62,11 +62,13 @@ mod tests {
 
     #[test]
     fn a_typo_finds_its_setting_and_nonsense_finds_none() {
-        let known = ["TANDEM_V1_DEPRECATED_AT", "TANDEM_V1_SUNSET_AT", "TANDEM_RATE_LIMIT"];
-        assert_eq!(closest("TANDEM_V1_DEPRECATED", known), Some("TANDEM_V1_DEPRECATED_AT"));
-        assert_eq!(closest("TANDEM_RATE_LIMT", known), Some("TANDEM_RATE_LIMIT"));
-        assert_eq!(closest("tandem_v1_sunset_at", known), Some("TANDEM_V1_SUNSET_AT"));
-        assert_eq!(closest("TANDEM_SOMETHING_ELSE_ENTIRELY", known), None);
-        assert_eq!(closest("TANDEM_FOO", ["TANDEM_LOG"]), None);
+        let name = |rest: &str| format!("{PREFIX}{rest}");
+        let known = [name("V1_DEPRECATED_AT"), name("V1_SUNSET_AT"), name("RATE_LIMIT")];
+        let suggest = |typed: &str| closest(typed, known.iter().map(String::as_str)).map(str::to_string);
+        assert_eq!(suggest(&name("V1_DEPRECATED")), Some(name("V1_DEPRECATED_AT")));
+        assert_eq!(suggest(&name("RATE_LIMT")), Some(name("RATE_LIMIT")));
+        assert_eq!(suggest(&name("v1_sunset_at").to_ascii_lowercase()), Some(name("V1_SUNSET_AT")));
+        assert_eq!(suggest(&name("SOMETHING_ELSE_ENTIRELY")), None);
+        assert_eq!(closest(&name("FOO"), [name("LOG").as_str()]), None);
     }
 }
