@@ -72,8 +72,6 @@ pub struct Verifier {
     validation: Validation,
     claims: ClaimMap,
     cache: Cache<Box<str>, Verified>,
-    /// The longest a request waits for the provider (`TANDEM_DB_TIMEOUT_MS`).
-    wait: Duration,
 }
 
 /// The key and algorithm of a secret or a PEM file; `None` for a provider's key set.
@@ -107,22 +105,22 @@ impl Verifier {
             KeySource::Remote(location) => {
                 let refresh = Duration::from_secs(settings.jwt_jwks_refresh_seconds);
                 let keys = RemoteKeys::start(location.clone(), refresh, wait).await?;
+                // A placeholder: each key's own algorithm replaces it when it verifies.
                 (Keys::Remote(keys), Algorithm::RS256)
             }
             fixed => return Self::new(fixed, settings),
         };
-        Ok(Self::with_keys(keys, algorithm, settings, wait))
+        Ok(Self::with_keys(keys, algorithm, settings))
     }
 
     /// With a fixed key (the tests' way to a verifier without a runtime).
     pub fn new(source: &KeySource, settings: &TokenSettings) -> anyhow::Result<Self> {
         let (key, algorithm) =
             fixed_key(source)?.ok_or_else(|| anyhow::anyhow!("a key set is read by Verifier::start"))?;
-        // A fixed key never waits on anything.
-        Ok(Self::with_keys(Keys::Fixed(key), algorithm, settings, Duration::ZERO))
+        Ok(Self::with_keys(Keys::Fixed(key), algorithm, settings))
     }
 
-    fn with_keys(keys: Keys, algorithm: Algorithm, settings: &TokenSettings, wait: Duration) -> Self {
+    fn with_keys(keys: Keys, algorithm: Algorithm, settings: &TokenSettings) -> Self {
         let mut validation = Validation::new(algorithm);
         validation.leeway = LEEWAY_SECONDS;
         validation.validate_nbf = true;
@@ -139,7 +137,7 @@ impl Verifier {
             Some(audience) => validation.set_audience(&[audience]),
             None => validation.validate_aud = false,
         }
-        Self { keys, validation, claims: ClaimMap::from_settings(settings), cache: Cache::new(CACHE_CAPACITY), wait }
+        Self { keys, validation, claims: ClaimMap::from_settings(settings), cache: Cache::new(CACHE_CAPACITY) }
     }
 
     /// The provider's keys, when tokens are checked with them.
@@ -175,15 +173,12 @@ impl Verifier {
                 if matches!(header.alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512) {
                     return Err(Refused::Invalid("algorithm not accepted"));
                 }
-                let key =
-                    keys.key_for(header.kid.as_deref(), header.alg, self.wait).await.map_err(
-                        |missing| match missing {
-                            Missing::NotInSet => Refused::Invalid("no key of the set verifies it"),
-                            Missing::ProviderUnavailable => {
-                                Refused::Unavailable("the identity provider's keys are unavailable")
-                            }
-                        },
-                    )?;
+                let key = keys.key_for(header.kid.as_deref(), header.alg).await.map_err(|missing| match missing {
+                    Missing::NotInSet => Refused::Invalid("no key of the set verifies it"),
+                    Missing::ProviderUnavailable => {
+                        Refused::Unavailable("the identity provider's keys are unavailable")
+                    }
+                })?;
                 let mut validation = self.validation.clone();
                 validation.algorithms = vec![key.algorithm];
                 (self.decode(token, &key.key, &validation)?, Some(key))

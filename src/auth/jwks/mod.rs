@@ -66,14 +66,16 @@ pub struct RemoteKeys {
     finished: watch::Sender<u64>,
     outcomes: Outcomes,
     refresh: Duration,
+    /// The longest a request waits for a read it started or joined (`TANDEM_DB_TIMEOUT_MS`).
+    wait: Duration,
 }
 
 impl RemoteKeys {
-    /// Starts the keys of `location`: the first read is waited for up to `first_wait` (a
-    /// provider down at start still lets the service start, answering 503 until a read
-    /// succeeds), then the set is read again every `refresh` (sooner if the provider's
-    /// `max-age` says so).
-    pub async fn start(location: Location, refresh: Duration, first_wait: Duration) -> anyhow::Result<Arc<Self>> {
+    /// Starts the keys of `location`: the first read is waited for up to `wait` (a provider
+    /// down at start still lets the service start, answering 503 until a read succeeds), then
+    /// the set is read again every `refresh` (sooner if the provider's `max-age` says so). No
+    /// request waits on the provider longer than `wait` either.
+    pub async fn start(location: Location, refresh: Duration, wait: Duration) -> anyhow::Result<Arc<Self>> {
         let keys = Arc::new(Self {
             fetcher: Fetcher::new(location, READ_TIMEOUT)?,
             ring: RwLock::new(None),
@@ -82,10 +84,11 @@ impl RemoteKeys {
             finished: watch::channel(0).0,
             outcomes: Outcomes::default(),
             refresh,
+            wait,
         });
         let mut first = keys.finished.subscribe();
         tokio::spawn(refresh_forever(Arc::downgrade(&keys)));
-        let _ = tokio::time::timeout(first_wait, first.changed()).await;
+        let _ = tokio::time::timeout(wait, first.changed()).await;
         Ok(keys)
     }
 
@@ -100,19 +103,18 @@ impl RemoteKeys {
 
     /// The key for a token's `kid` and `alg`. An unknown `kid` starts a read (unless one started
     /// on demand within [`ON_DEMAND_INTERVAL`]) or joins the one running, and waits for it up to
-    /// `wait`.
+    /// the start's `wait`.
     pub async fn key_for(
         self: &Arc<Self>,
         kid: Option<&str>,
         algorithm: Algorithm,
-        wait: Duration,
     ) -> Result<Arc<VerifyingKey>, Missing> {
         let Some(ring) = self.current() else { return Err(Missing::ProviderUnavailable) };
         if let Pick::Key(key) = ring.pick(kid, algorithm) {
             return Ok(key);
         }
         let Some(mut finished) = self.begin_read(true) else { return Err(Missing::NotInSet) };
-        if tokio::time::timeout(wait, finished.changed()).await.is_err() {
+        if tokio::time::timeout(self.wait, finished.changed()).await.is_err() {
             return Err(Missing::ProviderUnavailable);
         }
         match self.current().map(|ring| ring.pick(kid, algorithm)) {
