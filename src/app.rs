@@ -83,10 +83,10 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit))]),
         fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document))]),
     ];
-    // Each version with a catalogue of changes from the one before serves it.
-    for version in versions.iter().filter(|v| !v.changes.is_empty()) {
+    // Each version that changes something of the one before serves the catalogue of it.
+    for pair in versions.windows(2).filter(|pair| !pair[0].changes.is_empty()) {
         table.push(fixed(
-            format!("/api/v{}/changes", version.number),
+            format!("/api/v{}/changes", pair[1].number),
             Public,
             vec![(M::GET, boxed(migration::changes))],
         ));
@@ -113,7 +113,7 @@ fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
         route = route
             .at(format!("/api/v{n}/openapi.json"), poem::get(public::openapi_document))
             .nest(format!("/api/v{n}"), version.endpoint)
-            .nest(format!("/docs/v{n}"), Route::new().at("/", lazy_page(version.docs_page)));
+            .nest(format!("/docs/v{n}"), Route::new().at("/", lazy_page(move || (version.docs_page)())));
     }
     route
 }
@@ -208,6 +208,25 @@ fn fixed_view(table: &[Fixed]) -> FixedRoutes {
 /// Each version's OpenAPI document as its operations declare it, for `tandem export-openapi`.
 pub fn documents() -> Vec<(u16, String)> {
     versions::all().into_iter().map(|v| (v.number, v.document)).collect()
+}
+
+/// What describes each version's changes, derived from their declarations, as files under
+/// `versions/`: each newer version's `changes.json`, and the table in each older one's CHANGELOG.
+pub fn change_records() -> anyhow::Result<Vec<(String, String)>> {
+    use crate::changes::catalogue;
+    let versions = versions::all();
+    let mut records = Vec::new();
+    for pair in versions.windows(2).filter(|pair| !pair[0].changes.is_empty()) {
+        let (older, newer) = (&pair[0], &pair[1]);
+        records.push((format!("v{}/changes.json", newer.number), catalogue::catalogue(older.changes)));
+        let table = catalogue::changelog_table(older.changes, older.number, newer.number);
+        let changelog =
+            catalogue::with_table(older.changelog, &table, older.number, newer.number).ok_or_else(|| {
+                anyhow::anyhow!("v{}'s CHANGELOG has no table of changes to v{}", older.number, newer.number)
+            })?;
+        records.push((format!("v{}/CHANGELOG.md", older.number), changelog));
+    }
+    Ok(records)
 }
 
 /// The document of the routes outside the versions, as a service with `settings` serves it.

@@ -152,6 +152,10 @@ async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
                 std::fs::write(folder.join("openapi.json"), pretty + "\n")?;
                 eprintln!("wrote {}", folder.join("openapi.json").display());
             }
+            for (name, content) in crate::app::change_records()? {
+                std::fs::write(dir.join(&name), content)?;
+                eprintln!("wrote {}", dir.join(name).display());
+            }
             Ok(())
         }
     }

@@ -1,13 +1,15 @@
 //! Tandem: one JSON HTTP API served in two versions side by side over one core.
 //!
 //! The request's way through the code: [`http`] (boundary and layers) → [`dispatch`] (which
-//! version, which route) → a version folder ([`v1`], [`v2`]) that only translates wire shapes,
-//! built from [`wire`] → [`core`] (domain rules, services and the storage port) → [`store`]
-//! (the SQLite and PostgreSQL adapters).
+//! version, which route) → for an older version, its folder's [`changes`] ([`v1`]) → the newest
+//! version's folder ([`v2`]), whose handlers translate wire shapes, built from [`wire`] →
+//! [`core`] (domain rules, services and the storage port) → [`store`] (the SQLite and
+//! PostgreSQL adapters).
 
 pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod changes;
 pub mod cli;
 pub mod core;
 pub mod dispatch;

@@ -218,5 +218,5 @@ async fn flush(state: &AppState) -> Result<(), ApiError> {
 pub fn changes(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
     let version = info.version.get().copied().ok_or_else(|| ApiError::new(Kind::NotFound))?;
     let catalogue = state.dispatch.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    Ok(Response::builder().content_type("application/json").body(catalogue))
+    Ok(Response::builder().content_type("application/json").body(catalogue.to_string()))
 }

@@ -46,6 +46,9 @@ pub struct BodyPolicy {
 }
 
 impl BodyPolicy {
+    /// Every rule: unknown fields refused, `age` required.
+    pub const STRICTEST: BodyPolicy = BodyPolicy { strict: true, age_required: true };
+
     /// Reads a create or replace body. Strict: unknown and internal fields are errors; lenient:
     /// they are ignored (never applied either way).
     pub fn read_user(self, body: &Value) -> Result<UserFields, Vec<FieldError>> {

@@ -15,13 +15,14 @@ use poem::{
     http::{Method, StatusCode, Uri},
 };
 
-pub use self::version::{Observed, Version};
+pub use self::version::Version;
 use self::{
     routes::{RouteEntry, RouteTable},
     sources::Source,
-    version::{PredecessorCheck, SuccessorRoute},
+    version::same_route,
 };
 use crate::{
+    changes::{Change, catalogue::catalogue, moved_template},
     lifecycle::{Lifecycle, Stage},
     settings::VersionSettings,
     wire::{
@@ -36,23 +37,17 @@ struct Entry {
     style: BodyStyle,
     routes: RouteTable,
     legacy: &'static [(&'static str, &'static str)],
-    /// The next version and where this version's routes live in it.
-    successor: Option<(u16, SuccessorRoute)>,
+    /// The next version, and the first of its collections (where a request that matched no
+    /// route is pointed).
+    successor: Option<(u16, String)>,
     lifecycle: Lifecycle,
     /// The OpenAPI document as served: every operation marked deprecated once announced.
     document: String,
     changelog: &'static str,
-    /// The breaking changes from the previous version, as served, and as (id, its routes).
-    changes: Option<(&'static str, Vec<Change>)>,
-    checks_predecessor: Option<PredecessorCheck>,
-}
-
-/// One breaking change of a version's catalogue, as dispatch matches it.
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct Change {
-    pub id: String,
-    /// `GET /users/{id}`: the previous version's operations it touches.
-    pub routes: Vec<String>,
+    /// What changes in the next version.
+    changes: &'static [Change],
+    /// The catalogue of the changes from the previous version, as served.
+    catalogue: Option<String>,
 }
 
 pub struct Dispatch {
@@ -115,26 +110,25 @@ impl Dispatch {
         for (i, version) in versions.iter().enumerate() {
             let lifecycle = Lifecycle::configured(version.number, settings)?;
             let spec: serde_json::Value = serde_json::from_str(&version.document)?;
-            let changes = match version.changes {
-                "" => None,
-                raw => Some((
-                    raw,
-                    serde_json::from_str::<Vec<Change>>(raw).map_err(|e| {
-                        anyhow::anyhow!("version {}: its changes are not a catalogue: {e}", version.number)
-                    })?,
-                )),
+            let successor = match versions.get(i + 1) {
+                Some(next) => {
+                    let routes = next.routes()?;
+                    Some((next.number, routes.first_collection().unwrap_or("").to_string()))
+                }
+                None => None,
             };
+            let previous = i.checked_sub(1).map(|p| versions[p].changes).filter(|c| !c.is_empty());
             entries.push(Entry {
                 number: version.number,
                 style: version.style,
-                routes: RouteTable::from_openapi(&spec, version.admin_only)?,
+                routes: version.routes()?,
                 legacy: version.legacy,
-                successor: versions.get(i + 1).map(|next| (next.number, version.successor_route)),
+                successor,
                 document: mark_deprecated(&version.document, spec, &lifecycle),
                 lifecycle,
                 changelog: version.changelog,
-                changes,
-                checks_predecessor: version.checks_predecessor,
+                changes: version.changes,
+                catalogue: previous.map(catalogue),
             });
         }
         Ok(Self {
@@ -164,21 +158,14 @@ impl Dispatch {
     }
 
     /// A version's catalogue of breaking changes from the previous version, as served.
-    pub fn changes(&self, version: u16) -> Option<&'static str> {
-        self.entry(version)?.changes.as_ref().map(|(raw, _)| *raw)
+    pub fn changes(&self, version: u16) -> Option<&str> {
+        self.entry(version)?.catalogue.as_deref()
     }
 
-    /// The successor's changes that touch `operation` (`GET /users/{id}`) of `version`.
-    pub fn changes_touching(&self, version: u16, operation: &str) -> Vec<&str> {
-        let Some(next) = self.successor_version(version).and_then(|n| self.entry(n)) else { return Vec::new() };
-        let Some((_, catalogue)) = &next.changes else { return Vec::new() };
-        catalogue.iter().filter(|c| c.routes.iter().any(|r| r == operation)).map(|c| c.id.as_str()).collect()
-    }
-
-    /// The successor's changes a request served by `version` met, if a successor checks them.
-    pub fn exposures(&self, version: u16, observed: &Observed) -> Vec<&'static str> {
-        let check = self.successor_version(version).and_then(|n| self.entry(n)).and_then(|e| e.checks_predecessor);
-        check.map_or_else(Vec::new, |check| check(observed))
+    /// The changes in the next version that touch `operation` (`GET /users/{id}`) of `version`.
+    pub fn changes_touching(&self, version: u16, operation: &str) -> Vec<&'static str> {
+        let changes = self.entry(version).map_or(&[][..], |e| e.changes);
+        changes.iter().filter(|c| c.touches(operation)).map(|c| c.id).collect()
     }
 
     pub fn default_version(&self) -> u16 {
@@ -193,13 +180,18 @@ impl Dispatch {
 
     /// The successor link of a request served by `version`, if a newer version follows it.
     pub fn successor(&self, version: u16, template: Option<&str>, record: Option<uuid::Uuid>) -> Option<String> {
-        let (next, route) = self.entry(version)?.successor?;
-        Some(format!("/api/v{next}{}", route(template.unwrap_or(""), record)))
+        let entry = self.entry(version)?;
+        let (next, first) = entry.successor.as_ref()?;
+        let route = match template {
+            Some(template) => same_route(moved_template(entry.changes, template), record),
+            None => first.clone(),
+        };
+        Some(format!("/api/v{next}{route}"))
     }
 
     /// The version that follows `version`, if any: the one its clients move to.
     pub fn successor_version(&self, version: u16) -> Option<u16> {
-        self.entry(version)?.successor.map(|(next, _)| next)
+        self.entry(version)?.successor.as_ref().map(|(next, _)| *next)
     }
 
     pub fn versions(&self) -> impl Iterator<Item = u16> + '_ {
@@ -289,7 +281,7 @@ impl Dispatch {
         let relative = if trimmed { relative[..relative.len() - 1].to_string() } else { relative };
         let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
         // Public documents of a version: its OpenAPI description and its change catalogue.
-        if relative == "/openapi.json" || (relative == "/changes" && entry.changes.is_some()) {
+        if relative == "/openapi.json" || (relative == "/changes" && entry.catalogue.is_some()) {
             return Ok(Resolution::Document { version, rewritten });
         }
         let route = entry.routes.find(&relative).ok_or_else(|| ApiError::new(Kind::NotFound))?;

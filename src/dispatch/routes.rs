@@ -1,10 +1,12 @@
-//! A version's route templates, their methods and each operation's policy, read once from its
-//! OpenAPI document so the document and the dispatcher cannot disagree. Matching walks path
-//! segments: no regex, no allocation.
+//! A version's route templates, their methods and each operation's policy and parameters, read
+//! once from the operations' poem-openapi declarations (the same values its document is written
+//! from), so the document and the dispatcher cannot disagree. Matching walks path segments: no
+//! regex, no allocation.
 
 use std::sync::Arc;
 
 use poem::http::Method;
+use poem_openapi::registry::{MetaApi, MetaParamIn};
 
 #[derive(Debug, Clone)]
 pub struct RouteEntry {
@@ -15,6 +17,8 @@ pub struct RouteEntry {
     pub allow: String,
     /// Each method's policy, in the order of `methods`.
     pub policies: Vec<Policy>,
+    /// Each method's query parameters, in the order of `methods`.
+    pub parameters: Vec<Vec<String>>,
 }
 
 /// What the layers in front of an operation must enforce, declared with the operation.
@@ -33,6 +37,11 @@ impl RouteEntry {
     pub fn policy(&self, method: &Method) -> Policy {
         self.methods.iter().position(|m| m == method).map_or_else(Policy::default, |i| self.policies[i])
     }
+
+    /// The query parameters `method` declares on this route.
+    pub fn parameters(&self, method: &Method) -> &[String] {
+        self.methods.iter().position(|m| m == method).map_or(&[], |i| &self.parameters[i])
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -41,39 +50,63 @@ pub struct RouteTable {
 }
 
 impl RouteTable {
-    /// Builds the table from an OpenAPI document's `paths`; `admin_only` names operations by
+    /// Builds the table from the operations' declarations; `admin_only` names operations by
     /// `operationId`, and each must exist.
-    pub fn from_openapi(spec: &serde_json::Value, admin_only: &[&str]) -> anyhow::Result<Self> {
-        let mut entries = Vec::new();
+    pub fn from_meta(apis: &[MetaApi], admin_only: &[&str]) -> anyhow::Result<Self> {
+        let mut entries: Vec<RouteEntry> = Vec::new();
         let mut admin_found = 0;
-        let empty = serde_json::Map::new();
-        for (template, operations) in spec.get("paths").and_then(|p| p.as_object()).unwrap_or(&empty) {
-            let mut operations: Vec<(Method, &serde_json::Value)> = operations
-                .as_object()
-                .unwrap_or(&empty)
-                .iter()
-                .filter_map(|(m, op)| Some((m.to_ascii_uppercase().parse().ok()?, op)))
-                .collect();
-            operations.sort_by_key(|(m, _)| METHOD_ORDER.iter().position(|o| *o == m.as_str()).unwrap_or(usize::MAX));
-            let policies: Vec<Policy> = operations
-                .iter()
-                .map(|(method, op)| {
-                    let id = op.get("operationId").and_then(|id| id.as_str()).unwrap_or("");
-                    let admin = admin_only.contains(&id);
-                    admin_found += usize::from(admin);
-                    let upload = op.pointer("/requestBody/content/multipart~1form-data").is_some();
-                    let list = method == Method::GET && !template.contains('{');
-                    Policy { admin, upload, list }
-                })
-                .collect();
-            let methods: Vec<Method> = operations.into_iter().map(|(m, _)| m).collect();
-            let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
-            entries.push(RouteEntry { template: Arc::from(template.as_str()), methods, allow, policies });
+        for path in apis.iter().flat_map(|api| &api.paths) {
+            let mut operations: Vec<_> = path.operations.iter().collect();
+            operations
+                .sort_by_key(|op| METHOD_ORDER.iter().position(|o| *o == op.method.as_str()).unwrap_or(usize::MAX));
+            let mut entry = RouteEntry {
+                template: Arc::from(path.path.as_str()),
+                methods: Vec::new(),
+                allow: String::new(),
+                policies: Vec::new(),
+                parameters: Vec::new(),
+            };
+            for op in operations {
+                let admin = op.operation_id.is_some_and(|id| admin_only.contains(&id));
+                admin_found += usize::from(admin);
+                let upload = op
+                    .request
+                    .as_ref()
+                    .is_some_and(|r| r.content.iter().any(|c| c.content_type == "multipart/form-data"));
+                let list = op.method == Method::GET && !path.path.contains('{');
+                entry.methods.push(op.method.clone());
+                entry.policies.push(Policy { admin, upload, list });
+                let query = op.params.iter().filter(|p| matches!(p.in_type, MetaParamIn::Query));
+                entry.parameters.push(query.map(|p| p.name.clone()).collect());
+            }
+            entry.allow = entry.methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+            entries.push(entry);
         }
         anyhow::ensure!(admin_found == admin_only.len(), "admin_only names an operation the version does not have");
+        Ok(Self::sorted(entries))
+    }
+
+    /// A newer version's table as an older version without a surface of its own serves it:
+    /// the same operations, at the templates `moves` (older, newer) gives them.
+    pub fn moved_back(&self, moves: &[(&str, &str)]) -> Self {
+        let mut entries = self.entries.clone();
+        for entry in &mut entries {
+            if let Some((from, _)) = moves.iter().find(|(_, to)| **to == *entry.template) {
+                entry.template = Arc::from(*from);
+            }
+        }
+        Self::sorted(entries)
+    }
+
+    fn sorted(mut entries: Vec<RouteEntry>) -> Self {
         // Literal segments before parameters, so `/users/imports` would win over `/users/{id}`.
         entries.sort_by_key(|e| e.template.matches('{').count());
-        Ok(Self { entries })
+        Self { entries }
+    }
+
+    /// The first route without parameters: where a request that matched none is sent onward.
+    pub fn first_collection(&self) -> Option<&str> {
+        self.entries.first().map(|e| &*e.template)
     }
 
     /// The entry whose template matches `path` (relative to the version's prefix).
@@ -84,7 +117,8 @@ impl RouteTable {
 
 const METHOD_ORDER: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
-fn matches(template: &str, path: &str) -> bool {
+/// Whether `path` (`/users/5`) is an instance of `template` (`/users/{id}`).
+pub fn matches(template: &str, path: &str) -> bool {
     let mut wanted = template.split('/');
     let mut given = path.split('/');
     loop {
@@ -97,35 +131,70 @@ fn matches(template: &str, path: &str) -> bool {
     }
 }
 
+/// `to` (`/customers/imports/{id}`) with the parameters `path` gives `from`
+/// (`/imports/{id}`, `/imports/7`): `/customers/imports/7`.
+pub fn fill(to: &str, from: &str, path: &str) -> String {
+    let values: Vec<(&str, &str)> = from.split('/').zip(path.split('/')).filter(|(w, _)| w.starts_with('{')).collect();
+    let segments: Vec<&str> = to
+        .split('/')
+        .map(|segment| values.iter().find(|(name, _)| *name == segment).map_or(segment, |(_, value)| value))
+        .collect();
+    segments.join("/")
+}
+
 #[cfg(test)]
 mod tests {
+    use poem_openapi::{
+        OpenApi,
+        param::{Path, Query},
+        payload::PlainText,
+    };
+
     use super::*;
+
+    struct Api;
+
+    #[OpenApi]
+    impl Api {
+        #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
+        async fn delete(&self, _id: Path<i64>) -> PlainText<String> {
+            PlainText(String::new())
+        }
+
+        #[oai(path = "/users/:id", method = "get")]
+        async fn get(&self, _id: Path<i64>) -> PlainText<String> {
+            PlainText(String::new())
+        }
+
+        #[oai(path = "/users", method = "get")]
+        async fn list(&self, page: Query<Option<i64>>) -> PlainText<String> {
+            PlainText(format!("{:?}", page.0))
+        }
+    }
 
     #[test]
     fn templates_match_segment_by_segment() {
-        let spec = serde_json::json!({"paths": {
-            "/users/{id}": {"get": {}, "delete": {"operationId": "deleteUser"}, "put": {}, "patch": {}},
-            "/users": {"post": {"requestBody": {"content": {"multipart/form-data": {}}}}, "get": {}},
-        }});
-        let table = RouteTable::from_openapi(&spec, &["deleteUser"]).unwrap();
-        assert!(RouteTable::from_openapi(&spec, &["nope"]).is_err());
+        let table = RouteTable::from_meta(&Api::meta(), &["deleteUser"]).unwrap();
+        assert!(RouteTable::from_meta(&Api::meta(), &["nope"]).is_err());
         let one = table.find("/users/42").unwrap();
         assert_eq!(one.policy(&Method::DELETE), Policy { admin: true, upload: false, list: false });
         assert_eq!(one.policy(&Method::GET), Policy::default());
-        assert_eq!(
-            table.find("/users").unwrap().policy(&Method::POST),
-            Policy { admin: false, upload: true, list: false }
-        );
-        assert_eq!(
-            table.find("/users").unwrap().policy(&Method::GET),
-            Policy { admin: false, upload: false, list: true }
-        );
-        assert_eq!(&*table.find("/users").unwrap().template, "/users");
-        assert_eq!(table.find("/users").unwrap().allow, "GET, POST");
+        let all = table.find("/users").unwrap();
+        assert_eq!(all.policy(&Method::GET), Policy { admin: false, upload: false, list: true });
+        assert_eq!(all.parameters(&Method::GET), ["page"]);
+        assert_eq!(&*all.template, "/users");
         assert_eq!(&*table.find("/users/42").unwrap().template, "/users/{id}");
-        assert_eq!(table.find("/users/42").unwrap().allow, "GET, PUT, PATCH, DELETE");
+        assert_eq!(table.find("/users/42").unwrap().allow, "GET, DELETE");
         assert!(table.find("/users/").is_none());
         assert!(table.find("/users/42/x").is_none());
         assert!(table.find("/customers").is_none());
+        let moved = table.moved_back(&[("/people/{id}", "/users/{id}")]);
+        assert_eq!(&*moved.find("/people/7").unwrap().template, "/people/{id}");
+    }
+
+    #[test]
+    fn parameters_carry_over_to_a_moved_template() {
+        assert_eq!(fill("/customers/imports/{id}", "/imports/{id}", "/imports/7"), "/customers/imports/7");
+        assert_eq!(fill("/customers", "/customers/branch", "/customers/branch"), "/customers");
     }
 }

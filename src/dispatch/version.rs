@@ -1,57 +1,64 @@
 //! One API version as its folder declares it: everything the service needs to serve, route,
-//! document, deprecate and retire it. The list of them is `crate::versions`.
+//! document, deprecate and retire it. The newest version declares its operations with their
+//! handlers ([`Version::new`]); an older one is the next seen through its changes
+//! ([`Version::older`]). The list of them is `crate::versions`.
 
-use poem::{EndpointExt, endpoint::BoxEndpoint};
-use poem_openapi::{OpenApi, OpenApiService};
+use std::sync::Arc;
+
+use poem::{
+    EndpointExt, IntoEndpoint, Response,
+    endpoint::{DynEndpoint, ToDynEndpoint},
+};
+use poem_openapi::{OpenApi, OpenApiService, registry::MetaApi};
 use uuid::Uuid;
 
-use crate::wire::error::render::BodyStyle;
+use super::routes::RouteTable;
+use crate::{
+    changes::{
+        Change, document,
+        through::{Straight, Through},
+    },
+    wire::{error::render::BodyStyle, openapi},
+};
 
-/// A request of the previous version as the successor's rules see it: the operation, its query,
-/// its JSON body (when it had one) and the status it got.
-pub struct Observed<'a> {
-    pub method: &'a poem::http::Method,
-    /// The previous version's route template, `/users/{id}`.
-    pub route: &'a str,
-    pub query: Option<&'a str>,
-    pub body: Option<&'a [u8]>,
-    pub status: u16,
+/// An endpoint several versions hold: the newest is also called by each older one.
+pub type SharedEndpoint = Arc<dyn DynEndpoint<Output = Response>>;
+
+fn shared(endpoint: impl IntoEndpoint<Endpoint: 'static>) -> SharedEndpoint {
+    Arc::new(ToDynEndpoint(endpoint.into_endpoint().map_to_response()))
 }
 
-/// The ids of this version's changes (its `changes`) a request of the previous version met:
-/// every rule of this version it would break, checked without running it.
-pub type PredecessorCheck = fn(&Observed) -> Vec<&'static str>;
-
-/// Where a route of a version lives in the next version, relative to its `/api/v<N>` prefix:
-/// given the route template and the record the request was about.
-pub type SuccessorRoute = fn(&str, Option<Uuid>) -> String;
+/// The operations of a version as its declarations give them.
+pub enum Operations {
+    /// Declared with poem-openapi: the table is built with the version's `admin_only`.
+    Declared(Vec<MetaApi>),
+    /// The next version's, where its changes moved them.
+    Derived(RouteTable),
+}
 
 pub struct Version {
     pub number: u16,
     /// The error body shape of this version's responses.
     pub style: BodyStyle,
     /// The operations, served under `/api/v<N>`.
-    pub endpoint: BoxEndpoint<'static>,
+    pub endpoint: SharedEndpoint,
     /// The OpenAPI document as the operations declare it (JSON).
     pub document: String,
     /// Builds the Swagger UI page; run on its first request.
-    pub docs_page: Box<dyn Fn() -> String + Send + Sync>,
+    pub docs_page: Arc<dyn Fn() -> String + Send + Sync>,
+    pub operations: Operations,
     /// Unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5` to
     /// `/api/v<N>/users/5`.
     pub legacy: &'static [(&'static str, &'static str)],
     /// The resources a vendor media type may name (`application/vnd.<vendor>.<resource>.v<N>+json`).
     pub resources: &'static [&'static str],
-    /// How this version's routes map into the next version; the same paths unless it says.
-    pub successor_route: SuccessorRoute,
     /// The version's release notes (its CHANGELOG), shown on its deprecation page.
     pub changelog: &'static str,
     /// Operations (by `operationId`) that need the admin role, checked before a body is read.
     pub admin_only: &'static [&'static str],
-    /// The breaking changes from the previous version, as a JSON array of `{"id", "title",
-    /// "description", "routes", "kind"}` (served at `/api/v<N>/changes`); empty: none.
-    pub changes: &'static str,
-    /// How requests of the previous version meet `changes`.
-    pub checks_predecessor: Option<PredecessorCheck>,
+    /// What changes in the next version: how this version is served through it, and all that
+    /// describes the difference.
+    pub changes: &'static [Change],
 }
 
 impl Version {
@@ -60,18 +67,68 @@ impl Version {
         Self {
             number,
             style,
-            endpoint: service().map_to_response().boxed(),
-            document: crate::wire::openapi::complete(&service().spec()),
-            docs_page: Box::new(move || service().swagger_ui_html()),
+            endpoint: shared(service()),
+            document: openapi::complete(&service().spec()),
+            docs_page: Arc::new(move || service().swagger_ui_html()),
+            operations: Operations::Declared(T::meta()),
             legacy: &[],
             resources: &[],
-            successor_route: same_route,
             changelog: "",
             admin_only: &[],
-            changes: "",
-            checks_predecessor: None,
+            changes: &[],
         }
     }
+
+    /// Version `number`: `next` seen through `changes`, with no declarations of its own.
+    pub fn older(number: u16, changes: &'static [Change], next: &Version) -> anyhow::Result<Self> {
+        let routes = next.routes()?.moved_back(&changes.iter().flat_map(|c| c.moves).copied().collect::<Vec<_>>());
+        let through =
+            Arc::new(Through { successor: next.number, changes, routes: routes.clone(), next: next.endpoint.clone() });
+        let document = document::derive(&next.document, number, changes)?;
+        let page = document.clone();
+        Ok(Self {
+            number,
+            style: changes.iter().find_map(|c| c.errors).unwrap_or(next.style),
+            endpoint: shared(Straight(through)),
+            document,
+            docs_page: Arc::new(move || swagger_page(&page)),
+            operations: Operations::Derived(routes),
+            // The same paths as the next version's, which its legacy prefixes map.
+            legacy: next.legacy,
+            resources: next.resources,
+            changelog: "",
+            admin_only: &[],
+            changes,
+        })
+    }
+
+    /// Version `number` served through `next` by `changes`, with a declared surface of its own
+    /// (`service`): its document and its own parameter rules come from the surface.
+    pub fn older_declared<T: OpenApi + 'static>(
+        number: u16,
+        changes: &'static [Change],
+        next: &Version,
+        service: fn() -> OpenApiService<T, ()>,
+    ) -> anyhow::Result<Self> {
+        let declared = Self::new(number, changes.iter().find_map(|c| c.errors).unwrap_or(next.style), service);
+        let routes = declared.routes()?;
+        let through = Arc::new(Through { successor: next.number, changes, routes, next: next.endpoint.clone() });
+        Ok(Self { endpoint: shared(service().data(through)), changes, ..declared })
+    }
+
+    /// The version's route table.
+    pub fn routes(&self) -> anyhow::Result<RouteTable> {
+        match &self.operations {
+            Operations::Declared(meta) => RouteTable::from_meta(meta, self.admin_only),
+            Operations::Derived(table) => Ok(table.clone()),
+        }
+    }
+}
+
+/// A Swagger UI page for `document`.
+fn swagger_page(document: &str) -> String {
+    let empty = OpenApiService::new((), "", "");
+    empty.swagger_ui_html().replace(&empty.spec(), document)
 }
 
 /// The same route in the next version: the record the request was about, else the collection.

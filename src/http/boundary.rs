@@ -13,7 +13,8 @@ use tracing::Instrument;
 
 use super::{AppState, cors::Cors};
 use crate::{
-    dispatch::{Observed, sources},
+    changes::through::Exposures,
+    dispatch::sources,
     lifecycle::Stage,
     ops::{
         activity::{Outcome, Seen},
@@ -65,9 +66,16 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             }
         }
     };
-    let mut response = match result {
-        Ok(response) => response,
-        Err(err) => span.in_scope(|| respond(err, &info, &state, uri.path())),
+    // The changes the request met, as the version that served it returned them.
+    let (mut response, exposures) = match result {
+        Ok(mut response) => {
+            let exposures = response.extensions_mut().remove::<Exposures>();
+            (response, exposures)
+        }
+        Err(err) => {
+            let exposures = err.data::<Exposures>().cloned();
+            (span.in_scope(|| respond(err, &info, &state, uri.path())), exposures)
+        }
     };
 
     let headers = response.headers_mut();
@@ -99,7 +107,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     lifecycle_headers(&mut response, &state, &info, now);
 
     let elapsed = info.started.elapsed();
-    record(&state, &info, &method, uri.query(), response.status().as_u16(), now, elapsed);
+    record(&state, &info, &method, exposures.unwrap_or_default(), response.status().as_u16(), now, elapsed);
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
@@ -136,19 +144,18 @@ fn record(
     state: &AppState,
     info: &RequestInfo,
     method: &poem::http::Method,
-    query: Option<&str>,
+    exposures: Exposures,
     status: u16,
     now: DateTime<Utc>,
     elapsed: std::time::Duration,
 ) {
-    let version = info.version.get().copied().unwrap_or(0);
+    let served = info.version.get().copied();
     let route = info.route.get().unwrap_or(&state.unmatched_route);
     let method_name = method_label(method);
-    state.metrics.observe(version, route, method_name, status, elapsed);
-    let (Some(tenant), Some(subject)) = (info.tenant.get(), info.subject.get()) else { return };
-    if version == 0 {
+    state.metrics.observe(served.unwrap_or(0), route, method_name, status, elapsed);
+    let (Some(version), Some(tenant), Some(subject)) = (served, info.tenant.get(), info.subject.get()) else {
         return;
-    }
+    };
     let refusal = info.refusal.get().copied();
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     if deprecated && refusal.is_none() {
@@ -160,24 +167,15 @@ fn record(
         Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
         None => Outcome::Request,
     };
-    // A version a newer one follows: its clients' operations, and what the successor's rules
-    // say of each request.
+    // A version a newer one follows: its clients' operations, and the changes each request met.
     let retiring = state.dispatch.successor_version(version).is_some() && info.route.get().is_some();
-    let exposures = match (retiring, outcome) {
-        (true, Outcome::Request) => {
-            let body = info.body.get().map(|b| &b[..]);
-            let observed = Observed { method, route, query, body, status };
-            state.dispatch.exposures(version, &observed)
-        }
-        _ => Vec::new(),
-    };
     state.activity.record(&Seen {
         version,
         tenant,
         subject,
         outcome,
         operation: retiring.then_some((method_name, route)),
-        exposures: &exposures,
+        exposures: &exposures.0,
         at: now,
     });
 }

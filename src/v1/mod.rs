@@ -1,13 +1,16 @@
 //! API version 1: the legacy contract, served unchanged on the spec's paths and under
-//! `/api/v1/`. This folder only translates between v1's wire shapes and the core.
+//! `/api/v1/`. v1 is v2 seen through `changes`; this folder holds those changes and the
+//! declarations of v1's operations, with the wire shapes where they differ from v2's.
 
+mod changes;
 mod customers;
 mod users;
 mod wire;
 
 use poem_openapi::OpenApiService;
 
-use crate::{dispatch::Version, wire::error::render::BodyStyle};
+pub use self::changes::CHANGES;
+use crate::dispatch::Version;
 
 pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), ()> {
     OpenApiService::new((users::UsersApi, customers::CustomersApi), "Tandem API", "1")
@@ -15,19 +18,9 @@ pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), (
         .server("/api/v1")
 }
 
-/// Where each v1 route lives in the next version: the same user or import when the request
-/// touched one, else the collection that replaced it.
-fn successor_route(template: &str, record: Option<uuid::Uuid>) -> String {
-    match (template, record) {
-        ("/users/{id}", Some(uuid)) => format!("/users/{uuid}"),
-        ("/imports/{id}", Some(id)) => format!("/customers/imports/{id}"),
-        (t, _) if t.starts_with("/customers") => "/customers".to_string(),
-        ("/upload" | "/imports/{id}", _) => "/customers/imports".to_string(),
-        _ => "/users".to_string(),
-    }
-}
-
-pub fn version() -> Version {
+/// v1 over `v2`, the version that answers it.
+pub fn over(v2: &Version) -> Version {
+    let version = Version::older_declared(1, CHANGES, v2, service).expect("v1's declarations match v2's");
     Version {
         // Legacy paths v1 serves when a request names no version (or names 1).
         legacy: &[
@@ -37,9 +30,13 @@ pub fn version() -> Version {
             ("/imports", "/imports"),
         ],
         resources: &["users", "customers", "imports"],
-        successor_route,
         changelog: include_str!("../../versions/v1/CHANGELOG.md"),
         admin_only: &["deleteUser", "uploadCustomers", "getImport"],
-        ..Version::new(1, BodyStyle::Legacy, service)
+        ..version
     }
+}
+
+/// v1, with a v2 of its own to answer it.
+pub fn version() -> Version {
+    over(&crate::v2::version())
 }

@@ -1,15 +1,12 @@
-//! v1's wire shapes.
+//! v1's wire shapes where they differ from v2's: its user, bodies and answers, for its document.
 
 use poem_openapi::{ApiResponse, Object, types::Example};
 use serde::Serialize;
 
-use crate::{
-    core::user::User,
-    wire::{
-        documented::{Documented, ReadOnly},
-        fields::{AgeField, EmailField, NameField},
-        json::Json,
-    },
+use crate::wire::{
+    documented::{Documented, ReadOnly},
+    fields::{AgeField, EmailField, NameField},
+    json::Json,
 };
 
 /// A user as v1 shows it: the integer id and the name, nothing else.
@@ -20,11 +17,8 @@ pub struct UserV1 {
     pub name: String,
 }
 
-impl From<User> for UserV1 {
-    fn from(user: User) -> Self {
-        Self { id: Documented::new(user.id), name: user.name }
-    }
-}
+/// The fields of [`UserV1`]: all v1 shows of a user.
+pub const USER_FIELDS_V1: [&str; 2] = ["id", "name"];
 
 /// The create and replace body. Unknown fields are ignored; internal ones are never applied.
 #[derive(Object)]

@@ -19,6 +19,7 @@ use crate::{
     },
     wire::{
         about::About,
+        answers::{CustomerPage, ImportReportResponse},
         context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
@@ -38,12 +39,6 @@ use crate::{
 type Fail = Failure<ProblemDoc>;
 
 #[derive(ApiResponse)]
-pub enum CustomerPage {
-    #[oai(status = 200)]
-    Ok(Json<Page<CustomerBody>>),
-}
-
-#[derive(ApiResponse)]
 pub enum OneCustomer {
     #[oai(status = 200)]
     Ok(Json<CustomerBody>),
@@ -58,12 +53,6 @@ pub enum ImportCreated {
         #[oai(header = "Location")]
         String,
     ),
-}
-
-#[derive(ApiResponse)]
-pub enum ImportReportResponse {
-    #[oai(status = 200)]
-    Ok(Json<ImportReportBody>),
 }
 
 pub struct CustomersApi;

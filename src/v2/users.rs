@@ -9,7 +9,6 @@ use poem_openapi::{
 };
 
 use super::{
-    POLICY,
     query::{self, ListQuery, SortParam, list_request},
     wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV2, UserMergePatchV2, UserPage, UserV2},
 };
@@ -32,6 +31,7 @@ use crate::{
         links::wants_minimal,
         params::{FilterParam, IdempotencyKeyHeader, KeywordParam, PageIndex, PageSize, UserIdParam, user_id},
         payload::{JsonBody, PatchBody},
+        rules::BodyRules,
         security::BearerAuth,
         shapes::JsonPatchOperation,
         tags::ApiTags,
@@ -40,11 +40,16 @@ use crate::{
 
 type Fail = Failure<ProblemDoc>;
 
+/// An answer about `user`, with its integer id beside it for the versions that show it.
+fn about<R>(answer: R, (uuid, id): (uuid::Uuid, i64)) -> About<R> {
+    About::showing(answer, vec![(uuid, id)]).about_shown()
+}
+
 fn changed(user: User, prefer: Option<&str>) -> About<ChangedUser> {
-    let (tag, uuid) = (etag(user.version), user.uuid);
+    let (tag, shown) = (etag(user.version), (user.uuid, user.id));
     let answer =
         if wants_minimal(prefer) { ChangedUser::NoContent(tag) } else { ChangedUser::Ok(Json(user.into()), tag) };
-    About::new(answer, uuid)
+    about(answer, shown)
 }
 
 pub struct UsersApi;
@@ -74,7 +79,7 @@ impl UsersApi {
         count: Query<Option<bool>>,
         /// The `nextCursor` of the previous slice, with the same sort and filters.
         cursor: Query<Option<String>>,
-    ) -> Result<UserPage, Fail> {
+    ) -> Result<About<UserPage>, Fail> {
         let mut errors = Vec::new();
         let keyword = query::keyword(keyword.0.into_inner(), &mut errors);
         if let Some(Err(rule)) = email.as_deref().map(search::filter_value) {
@@ -94,7 +99,8 @@ impl UsersApi {
         };
         let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
         let listing = users.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
-        Ok(UserPage::Ok(Json(Page::from_listing(listing, UserV2::from))))
+        let ids = listing.items.iter().map(|u| (u.uuid, u.id)).collect();
+        Ok(About::showing(UserPage::Ok(Json(Page::from_listing(listing, UserV2::from))), ids))
     }
 
     /// Read one user by UUID (or integer id, as a migration aid).
@@ -109,14 +115,15 @@ impl UsersApi {
         if_none_match: Header<Option<String>>,
     ) -> Result<About<OneUser>, Fail> {
         let user = users.get(&auth.0.tenant, user_id(&id)?).await?;
-        let (tag, uuid) = (etag(user.version), user.uuid);
+        let (tag, shown) = (etag(user.version), (user.uuid, user.id));
         if none_match_hits(if_none_match.as_deref(), user.version) {
-            return Ok(About::new(OneUser::NotModified(tag), uuid));
+            return Ok(about(OneUser::NotModified(tag), shown));
         }
-        Ok(About::new(OneUser::Ok(Json(user.into()), tag), uuid))
+        Ok(about(OneUser::Ok(Json(user.into()), tag), shown))
     }
 
     /// Create a user.
+    #[allow(clippy::too_many_arguments)]
     #[oai(path = "/users", method = "post", operation_id = "createUser", tag = "ApiTags::Users")]
     async fn create(
         &self,
@@ -127,16 +134,18 @@ impl UsersApi {
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<IdempotencyKeyHeader>,
         keyed: Keyed,
+        rules: BodyRules,
         body: JsonBody<UserInputV2>,
     ) -> Result<About<CreatedUser>, Fail> {
-        let fields = POLICY.read_user(&body.value).map_err(ApiError::validation)?;
+        let fields = rules.0.read_user(&body.value).map_err(ApiError::validation)?;
         let user = created(users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
         let location = format!("/api/v2/users/{}", user.uuid);
-        let (tag, uuid) = (etag(user.version), user.uuid);
-        Ok(About::new(CreatedUser::Created(Json(user.into()), location, tag), uuid))
+        let (tag, shown) = (etag(user.version), (user.uuid, user.id));
+        Ok(about(CreatedUser::Created(Json(user.into()), location, tag), shown))
     }
 
     /// Replace a user's name, e-mail and age.
+    #[allow(clippy::too_many_arguments)]
     #[oai(path = "/users/:id", method = "put", operation_id = "replaceUser", tag = "ApiTags::Users")]
     async fn replace(
         &self,
@@ -149,15 +158,17 @@ impl UsersApi {
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
+        rules: BodyRules,
         body: JsonBody<UserInputV2>,
     ) -> Result<About<ChangedUser>, Fail> {
         let id = user_id(&id)?;
-        let fields = POLICY.read_user(&body.value).map_err(ApiError::validation)?;
+        let fields = rules.0.read_user(&body.value).map_err(ApiError::validation)?;
         let user = users.replace(&auth.0.tenant, id, fields, if_match(if_match_header.as_deref())).await?;
         Ok(changed(user, prefer.as_deref()))
     }
 
     /// Change some fields: a merge patch (RFC 7396) or a JSON Patch (RFC 6902).
+    #[allow(clippy::too_many_arguments)]
     #[oai(path = "/users/:id", method = "patch", operation_id = "patchUser", tag = "ApiTags::Users")]
     async fn patch(
         &self,
@@ -170,11 +181,12 @@ impl UsersApi {
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
+        rules: BodyRules,
         body: PatchBody<UserMergePatchV2, Vec<JsonPatchOperation>>,
     ) -> Result<About<ChangedUser>, Fail> {
         let id = user_id(&id)?;
         let precondition = if_match(if_match_header.as_deref());
-        let user = users.patch(&auth.0.tenant, id, &body.patch, POLICY, precondition).await?;
+        let user = users.patch(&auth.0.tenant, id, &body.patch, rules.0, precondition).await?;
         Ok(changed(user, prefer.as_deref()))
     }
 

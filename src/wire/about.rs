@@ -13,15 +13,39 @@ use uuid::Uuid;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record(pub Uuid);
 
-/// `answer`, about `record`. Documented exactly as `answer` is.
+/// The integer ids of the records an answer shows, which a newer version may no longer show:
+/// returned beside the answer, for the older versions that still do.
+#[derive(Debug, Clone, Default)]
+pub struct IntegerIds(pub Vec<(Uuid, i64)>);
+
+impl IntegerIds {
+    pub fn of(&self, uuid: &str) -> Option<i64> {
+        let uuid = Uuid::parse_str(uuid).ok()?;
+        self.0.iter().find(|(u, _)| *u == uuid).map(|(_, id)| *id)
+    }
+}
+
+/// `answer`, about `record`, showing the records `ids` names. Documented exactly as `answer` is.
 pub struct About<R> {
     pub answer: R,
-    pub record: Uuid,
+    pub record: Option<Uuid>,
+    pub ids: IntegerIds,
 }
 
 impl<R> About<R> {
     pub fn new(answer: R, record: Uuid) -> Self {
-        Self { answer, record }
+        Self { answer, record: Some(record), ids: IntegerIds::default() }
+    }
+
+    /// An answer that shows records with these (UUID, integer id) pairs.
+    pub fn showing(answer: R, ids: Vec<(Uuid, i64)>) -> Self {
+        Self { answer, record: None, ids: IntegerIds(ids) }
+    }
+
+    /// The answer is about the one record it shows.
+    pub fn about_shown(mut self) -> Self {
+        self.record = self.ids.0.first().map(|(uuid, _)| *uuid);
+        self
     }
 }
 
@@ -38,7 +62,12 @@ impl<R: ApiResponse> ApiResponse for About<R> {
 impl<R: IntoResponse> IntoResponse for About<R> {
     fn into_response(self) -> Response {
         let mut response = self.answer.into_response();
-        response.extensions_mut().insert(Record(self.record));
+        if let Some(record) = self.record {
+            response.extensions_mut().insert(Record(record));
+        }
+        if !self.ids.0.is_empty() {
+            response.extensions_mut().insert(self.ids);
+        }
         response
     }
 }

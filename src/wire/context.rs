@@ -18,6 +18,8 @@ pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlatio
 
 pub struct RequestInfo {
     pub correlation_id: Box<str>,
+    /// The request target as the client sent it.
+    pub target: poem::http::Uri,
     pub lang: Lang,
     pub started: Instant,
     /// The API version serving the request, once dispatch has resolved it.
@@ -36,9 +38,6 @@ pub struct RequestInfo {
     pub body_over_limit: OnceLock<u64>,
     /// Why a version refused the request with 410, when the client asked or a brownout did.
     pub refusal: OnceLock<Refusal>,
-    /// The JSON body as read, for checking the request against the successor's rules after it
-    /// was answered (a shared buffer, not a copy).
-    pub body: OnceLock<bytes::Bytes>,
 }
 
 /// Why a version answered 410 before it was sunset.
@@ -62,6 +61,7 @@ impl RequestInfo {
         let lang = Lang::negotiate(req.headers().get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
         Self {
             correlation_id,
+            target: req.uri().clone(),
             lang,
             started: Instant::now(),
             version: OnceLock::new(),
@@ -72,7 +72,6 @@ impl RequestInfo {
             replayed: OnceLock::new(),
             body_over_limit: OnceLock::new(),
             refusal: OnceLock::new(),
-            body: OnceLock::new(),
         }
     }
 

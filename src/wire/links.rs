@@ -10,12 +10,16 @@ pub fn wants_minimal(prefer: Option<&str>) -> bool {
 /// The `Link` header of an offset page: first, prev, next and last, keeping the client's other
 /// query parameters (such as `version`).
 pub fn page_links<T, F>(path: &str, query: Option<&str>, page: &Listing<T, F>) -> String {
+    offset_links(path, query, page.number(), u64::from(page.size), page.total_pages())
+}
+
+/// The `Link` header of page `current` of `size` records, of `total_pages` when counted.
+pub fn offset_links(path: &str, query: Option<&str>, current: u64, size: u64, total_pages: Option<u64>) -> String {
     let kept: Vec<&str> = query
         .unwrap_or("")
         .split('&')
         .filter(|pair| !pair.is_empty() && !pair.starts_with("page=") && !pair.starts_with("size="))
         .collect();
-    let size = page.size;
     let url = |number: u64| {
         let mut url = format!("{path}?page={number}&size={size}");
         for pair in &kept {
@@ -24,8 +28,7 @@ pub fn page_links<T, F>(path: &str, query: Option<&str>, page: &Listing<T, F>) -
         }
         url
     };
-    let current = page.number();
-    let last = page.total_pages().unwrap_or(current + 1).saturating_sub(1);
+    let last = total_pages.unwrap_or(current + 1).saturating_sub(1);
     let mut links = vec![format!("<{}>; rel=\"first\"", url(0))];
     if current > 0 {
         links.push(format!("<{}>; rel=\"prev\"", url((current - 1).min(last))));

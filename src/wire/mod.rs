@@ -3,6 +3,7 @@
 //! may take. Nothing here knows a version.
 
 pub mod about;
+pub mod answers;
 pub mod body_limit;
 pub mod context;
 pub mod documented;
@@ -16,6 +17,7 @@ pub mod links;
 pub mod openapi;
 pub mod params;
 pub mod payload;
+pub mod rules;
 pub mod security;
 pub mod services;
 pub mod shapes;

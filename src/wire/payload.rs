@@ -4,7 +4,8 @@
 
 use std::marker::PhantomData;
 
-use poem::{Request, RequestBody};
+use bytes::Bytes;
+use poem::{Body, Request, RequestBody};
 use poem_openapi::{
     ApiExtractor, ApiExtractorType, ExtractParamOptions, impl_apirequest_for_payload,
     payload::{ParsePayload, Payload},
@@ -15,7 +16,6 @@ use serde_json::Value;
 
 use super::{
     body_limit::BodyTooLarge,
-    context::RequestInfo,
     error::{ApiError, Kind},
 };
 use crate::core::patch::Patch;
@@ -29,22 +29,23 @@ fn essence(content_type: &str) -> String {
     content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
-fn is_json(content_type: &str) -> bool {
+pub fn is_json(content_type: &str) -> bool {
     let essence = essence(content_type);
     essence == JSON || (essence.starts_with("application/") && essence.ends_with("+json") && essence != JSON_PATCH)
 }
 
-/// Reads the whole body (within the size limit), keeps it in the request's context (the
-/// boundary checks it against the successor's rules), and parses it as JSON.
-async fn read_json(request: &Request, body: &mut RequestBody) -> poem::Result<Value> {
-    let bytes = body.take()?.into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
+/// Reads the whole body, within the size limit.
+pub async fn read_bytes(body: Body) -> Result<Bytes, ApiError> {
+    body.into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
         // The rest of the body stays unread: the connection must not be reused.
         Some(too_large) => BodyTooLarge(too_large.0).into_api_error().with_header("connection", "close"),
         None => ApiError::new(Kind::MalformedJson).with_detail("the body could not be read").with_cause(err),
-    })?;
-    if let Some(info) = request.extensions().get::<std::sync::Arc<RequestInfo>>() {
-        let _ = info.body.set(bytes.clone());
-    }
+    })
+}
+
+/// Reads the whole body (within the size limit) and parses it as JSON.
+async fn read_json(_request: &Request, body: &mut RequestBody) -> poem::Result<Value> {
+    let bytes = read_bytes(body.take()?).await?;
     serde_json::from_slice(&bytes).map_err(|err| {
         // The position only: serde's message can quote the client's data.
         let position = if bytes.is_empty() {

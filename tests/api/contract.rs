@@ -8,6 +8,7 @@ use crate::harness::{Backend, send};
 
 crate::scenarios![
     served_documents_match_the_committed_ones,
+    the_committed_change_records_are_derived_from_the_code,
     every_problem_type_has_a_page,
     optional_sort_and_a_null_next_cursor_are_documented_as_served
 ];
@@ -41,6 +42,25 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
             assert!(![404, 405].contains(&reply.status), "{method} {path}: {}", reply.status);
         }
     }
+}
+
+/// Each version's catalogue of changes and the table in the older version's CHANGELOG are written
+/// by `export-openapi` from the changes declared in code, never by hand.
+async fn the_committed_change_records_are_derived_from_the_code(backend: Backend) {
+    let app = backend.spawn().await;
+    let records = tandem::app::change_records().unwrap();
+    assert_eq!(
+        records.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>(),
+        ["v2/changes.json", "v1/CHANGELOG.md"]
+    );
+    for (name, derived) in records {
+        let committed = std::fs::read_to_string(format!("{}/versions/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert!(committed == derived, "versions/{name} is out of date: run `cargo run -- export-openapi`");
+    }
+    let served = send(app.client.get(app.url("/api/v2/changes"))).await;
+    let committed =
+        std::fs::read_to_string(format!("{}/versions/v2/changes.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert_eq!(served.text, committed);
 }
 
 async fn every_problem_type_has_a_page(backend: Backend) {

@@ -20,6 +20,7 @@ mod lifecycle;
 mod listing;
 mod logs;
 mod oidc;
+mod older_version;
 mod operations;
 mod outage;
 mod plugins;
@@ -58,6 +59,7 @@ fn main() {
         imports::scenarios(),
         operations::scenarios(),
         hardening::scenarios(),
+        older_version::scenarios(),
         hostile::scenarios(),
         plugins::scenarios(),
         settings::scenarios(),

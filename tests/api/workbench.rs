@@ -139,9 +139,8 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
                "successor": "/api/v2/users",
                "changes": ["user-id-uuid", "user-fields-added", "users-list-envelope", "keyword-search",
                            "problem-details", "keyset-slices"],
-               "exposures": [{"change": "user-fields-added", "requests": 1, "lastSeen": NOW},
-                             {"change": "user-id-uuid", "requests": 1, "lastSeen": NOW},
-                             {"change": "users-list-envelope", "requests": 1, "lastSeen": NOW}]})
+               // Those changes only reshape the answer: every caller meets them alike (CONTRACT §9).
+               "exposures": []})
     );
 
     get(&app, &bot, "/api/v2/users").await.assert_status(200);
@@ -182,15 +181,11 @@ async fn exposures_count_what_v2_would_refuse_and_nothing_else(backend: Backend)
     assert_eq!(post["requests"], 2);
     assert_eq!(
         exposures(post),
-        [
-            ("age-required".into(), 1),
-            ("strict-bodies".into(), 1),
-            ("user-fields-added".into(), 2),
-            ("user-id-uuid".into(), 2)
-        ]
+        [("age-required".into(), 1), ("strict-bodies".into(), 1)],
+        "the changes that only reshape the answer are never counted"
     );
     assert_eq!(exposures(route(&record, "GET", "/customers")), [("sort-parameter".into(), 1)]);
-    assert_eq!(exposures(route(&record, "GET", "/users/{id}")), [("problem-details".into(), 1)]);
+    assert_eq!(exposures(route(&record, "GET", "/users/{id}")), Vec::new(), "an error body is the answer's shape");
 
     // A client whose requests v2 would take as they are meets nothing.
     let careful = token("careful", "acme");
@@ -413,7 +408,8 @@ async fn everyone_at_risk_first_with_a_summary_and_a_csv(backend: Backend) {
         "{}",
         lines[1]
     );
-    assert!(lines[1].ends_with(",user-fields-added:3 user-id-uuid:3 users-list-envelope:3"), "{}", lines[1]);
+    // Reading `/users` meets no change a request must make: the exposures column is empty.
+    assert!(lines[1].ends_with("keyset-slices,"), "{}", lines[1]);
     assert_eq!(app.get("/admin/migration?version=1&format=csv").await.text, csv.text);
     assert_eq!(app.get("/admin/migration?version=1&format=xml").await.status, 400);
     assert_eq!(app.get("/admin/migration?version=2").await.error_codes(), vec![("version".into(), "one_of".into())]);
@@ -488,7 +484,7 @@ async fn the_dashboard_shows_each_clients_migration(backend: Backend) {
     let detail = browser.eval("document.querySelector('#progress details li').textContent").await;
     let detail = detail.as_str().unwrap();
     assert!(detail.starts_with("GET /users (3), successor /api/v2/users; changes: user-id-uuid"), "{detail}");
-    assert!(detail.ends_with("met: user-fields-added ×3, user-id-uuid ×3, users-list-envelope ×3"), "{detail}");
+    assert!(detail.ends_with("met: none"), "{detail}");
     let pins = browser.eval("[...document.querySelectorAll('#pins tbody tr')].map(r => r.cells[0].textContent + ' ' + r.cells[1].textContent)").await;
     assert_eq!(pins, json!(["globex 2"]));
     let brownouts =

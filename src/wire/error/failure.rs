@@ -72,23 +72,31 @@ impl When {
     }
 }
 
-pub struct Failure<B>(pub ApiError, PhantomData<B>);
+/// An operation's error, documented with the version's error body `B`: one the operation made,
+/// or one a newer version's answer already carries (with what it learned attached).
+pub struct Failure<B>(poem::Error, PhantomData<B>);
 
 impl<B> From<ApiError> for Failure<B> {
     fn from(err: ApiError) -> Self {
-        Self(err, PhantomData)
+        Self(err.into(), PhantomData)
     }
 }
 
 impl<B> From<CoreError> for Failure<B> {
     fn from(err: CoreError) -> Self {
-        Self(err.into(), PhantomData)
+        Self(ApiError::from(err).into(), PhantomData)
+    }
+}
+
+impl<B> From<poem::Error> for Failure<B> {
+    fn from(err: poem::Error) -> Self {
+        Self(err, PhantomData)
     }
 }
 
 impl<B> From<Failure<B>> for poem::Error {
     fn from(failure: Failure<B>) -> Self {
-        poem::Error::from(failure.0)
+        failure.0
     }
 }
 

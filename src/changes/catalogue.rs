@@ -1,0 +1,84 @@
+//! What describes a version's changes, derived from their declarations: the catalogue served at
+//! `GET /api/v<N>/changes` (and committed as `versions/v<N>/changes.json`), and the breaking
+//! changes table of the older version's CHANGELOG.
+
+use serde_json::json;
+
+use super::Change;
+
+/// The catalogue as JSON: one object per change, one line per member.
+pub fn catalogue(changes: &[Change]) -> String {
+    let entries: Vec<String> = changes
+        .iter()
+        .map(|c| {
+            let members = [
+                ("id", json!(c.id)),
+                ("title", json!(c.title)),
+                ("description", json!(c.description)),
+                ("routes", json!(c.routes)),
+                ("kind", json!(c.kind)),
+            ];
+            let lines: Vec<String> =
+                members.iter().map(|(name, value)| format!("    \"{name}\": {}", compact(value))).collect();
+            format!("  {{\n{}\n  }}", lines.join(",\n"))
+        })
+        .collect();
+    format!("[\n{}\n]\n", entries.join(",\n"))
+}
+
+/// `["a", "b"]` with a space after each comma, as the committed file has always read.
+fn compact(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Array(items) => {
+            format!("[{}]", items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The markdown table of the changes from `older` to `newer`.
+pub fn changelog_table(changes: &[Change], older: u16, newer: u16) -> String {
+    let mut table = format!("| | v{older} | v{newer} |\n|---|---|---|\n");
+    for change in changes {
+        table.push_str(&format!("| {} | {} | {} |\n", change.title, change.before, change.after));
+    }
+    table
+}
+
+/// `changelog` with its table of changes from `older` to `newer` (the lines from its header row
+/// to the next blank line) replaced by `table`.
+pub fn with_table(changelog: &str, table: &str, older: u16, newer: u16) -> Option<String> {
+    let start = changelog.find(&format!("\n| | v{older} | v{newer} |\n"))? + 1;
+    let end = changelog[start..].find("\n\n").map_or(changelog.len(), |e| start + e + 1);
+    Some(format!("{}{table}{}", &changelog[..start], &changelog[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::ChangeKind;
+
+    #[test]
+    fn the_catalogue_and_the_table_come_from_the_declarations() {
+        let changes = [Change {
+            id: "a-b",
+            title: "a",
+            description: "A is B.",
+            kind: ChangeKind::FieldRenamed,
+            routes: &["GET /x", "PUT /x/{id}"],
+            before: "`a`",
+            after: "`b`",
+            ..Change::NONE
+        }];
+        assert_eq!(
+            catalogue(&changes),
+            "[\n  {\n    \"id\": \"a-b\",\n    \"title\": \"a\",\n    \"description\": \"A is B.\",\n    \
+             \"routes\": [\"GET /x\", \"PUT /x/{id}\"],\n    \"kind\": \"field-renamed\"\n  }\n]\n"
+        );
+        let table = changelog_table(&changes, 0, 1);
+        assert_eq!(table, "| | v0 | v1 |\n|---|---|---|\n| a | `a` | `b` |\n");
+        let log = "# x\n\n| | v0 | v1 |\n|---|---|---|\n| old | a | b |\n\nafter\n";
+        assert_eq!(with_table(log, &table, 0, 1).unwrap(), format!("# x\n\n{table}\nafter\n"));
+        assert_eq!(with_table("no table", &table, 0, 1), None);
+    }
+}

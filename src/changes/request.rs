@@ -1,0 +1,98 @@
+//! An older version's request as its changes see it on the way to the newer version.
+
+use poem::http::HeaderMap;
+use serde_json::Value;
+
+use crate::core::users::BodyPolicy;
+
+/// What a request migration may read and alter.
+pub struct OlderRequest<'a> {
+    /// `POST /users`: the older version's method and route template.
+    pub operation: &'a str,
+    /// The query as `name=value` pairs, still percent-encoded, in the client's order; only the
+    /// parameters the older operation declares.
+    pub query: Vec<(String, String)>,
+    pub headers: &'a mut HeaderMap,
+    /// The JSON body, when the request has one that parses.
+    pub body: Option<Value>,
+    /// Whether a migration rewrote `body` (through [`OlderRequest::body_mut`]).
+    pub body_changed: bool,
+    /// The newer version's body rules, which a change may relax.
+    pub rules: &'a mut BodyPolicy,
+}
+
+impl OlderRequest<'_> {
+    /// The JSON body, to rewrite: the newer version then reads the rewritten one.
+    pub fn body_mut(&mut self) -> Option<&mut Value> {
+        self.body_changed |= self.body.is_some();
+        self.body.as_mut()
+    }
+
+    /// The first value of a query parameter, percent-decoded.
+    pub fn parameter(&self, name: &str) -> Option<String> {
+        let (_, raw) = self.query.iter().find(|(key, _)| key == name)?;
+        Some(
+            form_urlencoded::parse(format!("v={raw}").as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Removes a parameter, answering whether it was there.
+    pub fn remove_parameter(&mut self, name: &str) -> bool {
+        let before = self.query.len();
+        self.query.retain(|(key, _)| key != name);
+        self.query.len() != before
+    }
+
+    /// Adds a parameter whose value needs no encoding.
+    pub fn add_parameter(&mut self, name: &str, value: String) {
+        self.query.push((name.to_string(), value));
+    }
+
+    /// Removes a header, answering whether it was there.
+    pub fn remove_header(&mut self, name: &str) -> bool {
+        self.headers.remove(name).is_some()
+    }
+}
+
+/// `a=1&b=2` → pairs, keeping only `declared` names.
+pub fn declared_pairs(query: Option<&str>, declared: &[String]) -> Vec<(String, String)> {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            declared.iter().any(|d| d == key).then(|| (key.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// Pairs → `a=1&b=2`, or `None` when empty.
+pub fn encode(pairs: &[(String, String)]) -> Option<String> {
+    (!pairs.is_empty()).then(|| pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_declared_parameters_pass_and_come_back_as_sent() {
+        let declared = vec!["page".to_string(), "sortBy".to_string()];
+        let pairs = declared_pairs(Some("page=1&keyword=x&sortBy=na%6De&flag"), &declared);
+        assert_eq!(encode(&pairs).as_deref(), Some("page=1&sortBy=na%6De"));
+        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy { strict: true, age_required: true });
+        let request = OlderRequest {
+            operation: "GET /x",
+            query: pairs,
+            headers: &mut headers,
+            body: None,
+            body_changed: false,
+            rules: &mut rules,
+        };
+        assert_eq!(request.parameter("sortBy").as_deref(), Some("name"));
+        assert_eq!(encode(&[]), None);
+    }
+}

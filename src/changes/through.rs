@@ -1,0 +1,189 @@
+//! Serving an older version through the newer one: each request is migrated forward by the
+//! changes that touch its operation, answered by the newer version, and its answer migrated
+//! back. The changes a request met travel back on its answer (or its error) as [`Exposures`].
+
+use std::sync::Arc;
+
+use poem::{
+    Endpoint, IntoResponse, Request, Response,
+    http::{HeaderValue, header},
+};
+use serde_json::Value;
+
+use super::{
+    Change, moved_template,
+    request::{OlderRequest, declared_pairs, encode},
+    response::{IntegerIds, NewerAnswer},
+};
+use crate::{
+    core::users::BodyPolicy,
+    dispatch::{
+        routes::{RouteTable, fill, matches},
+        version::SharedEndpoint,
+    },
+    wire::{
+        context::{self, RequestInfo},
+        error::{ApiError, Kind},
+        payload::{is_json, read_bytes},
+        rules::BodyRules,
+    },
+};
+
+/// The changes of the version behind the one a request was sent to that the request met.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exposures(pub Vec<&'static str>);
+
+/// One older version served through the next.
+pub struct Through {
+    /// The next version's number: its answers' `Location` starts `/api/v<successor>`.
+    pub successor: u16,
+    pub changes: &'static [Change],
+    /// The older version's routes.
+    pub routes: RouteTable,
+    pub next: SharedEndpoint,
+}
+
+impl Through {
+    /// Migrates `req` (addressed relative to the older version's prefix) forward, lets the next
+    /// version answer it, and migrates the answer back.
+    pub async fn forward(&self, mut req: Request) -> poem::Result<Response> {
+        let info = context::info(&req);
+        let path = req.uri().path().to_string();
+        let route = self.routes.find(&path).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+        let operation = format!("{} {}", req.method(), route.template);
+        let touching: Vec<&Change> = self.changes.iter().filter(|c| c.touches(&operation)).collect();
+
+        // The body is read only when a migration may look at it.
+        let reads_body = touching.iter().any(|c| c.request.is_some())
+            && req.content_type().is_some_and(is_json)
+            && !req.method().is_safe();
+        let bytes = if reads_body { Some(read_bytes(req.take_body()).await?) } else { None };
+        let body: Option<Value> = bytes.as_deref().and_then(|b| serde_json::from_slice(b).ok());
+        let mut rules = req.extensions().get::<BodyRules>().map_or(BodyPolicy::STRICTEST, |r| r.0);
+        let mut met = Vec::new();
+        let (query, rewritten) = {
+            let declared = route.parameters(req.method());
+            let pairs = declared_pairs(req.uri().query(), declared);
+            let mut older = OlderRequest {
+                operation: &operation,
+                query: pairs,
+                headers: req.headers_mut(),
+                body,
+                body_changed: false,
+                rules: &mut rules,
+            };
+            for change in &touching {
+                let Some(migrate) = change.request else { continue };
+                match migrate(&mut older) {
+                    Ok(true) => met.push(change.id),
+                    Ok(false) => {}
+                    Err(err) => {
+                        met.push(change.id);
+                        let mut err: poem::Error = err.into();
+                        err.set_data(Exposures(met));
+                        return Err(err);
+                    }
+                }
+            }
+            let rewritten = older.body.filter(|_| older.body_changed);
+            (encode(&older.query), rewritten)
+        };
+
+        let newer = fill(moved_template(self.changes, &route.template), &route.template, &path);
+        let uri = match query {
+            Some(query) => format!("{newer}?{query}"),
+            None => newer,
+        };
+        *req.uri_mut() = uri.parse().map_err(|_| ApiError::new(Kind::NotFound))?;
+        match (rewritten, bytes) {
+            (Some(body), _) => {
+                let body = serde_json::to_vec(&body).map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?;
+                req.headers_mut().remove(header::CONTENT_LENGTH);
+                req.set_body(body);
+            }
+            (None, Some(bytes)) => req.set_body(bytes),
+            (None, None) => {}
+        }
+        req.extensions_mut().insert(BodyRules(rules));
+
+        match self.next.call(req).await {
+            Ok(response) => {
+                let links = format!("{}{path}", info.base_path());
+                let mut response =
+                    self.answer_back(&touching, &operation, &links, response.into_response(), &info).await?;
+                response.extensions_mut().insert(Exposures(met));
+                Ok(response)
+            }
+            Err(mut err) => {
+                err.set_data(Exposures(met));
+                Err(err)
+            }
+        }
+    }
+
+    /// The newer answer as the older version gives it.
+    async fn answer_back(
+        &self,
+        touching: &[&Change],
+        operation: &str,
+        path: &str,
+        mut response: Response,
+        info: &RequestInfo,
+    ) -> poem::Result<Response> {
+        self.relocate(&mut response, info);
+        let migrations: Vec<_> = touching.iter().filter_map(|c| c.response).collect();
+        if migrations.is_empty() {
+            return Ok(response);
+        }
+        let is_json = response.content_type().is_some_and(|ct| ct.starts_with("application/json"));
+        let mut body: Option<Value> = None;
+        if is_json && response.status().is_success() {
+            let bytes = response.take_body().into_bytes().await?;
+            body = Some(serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?);
+        }
+        let ids = response.extensions().get::<IntegerIds>().cloned().unwrap_or_default();
+        let status = response.status();
+        let mut answer = NewerAnswer {
+            operation,
+            status,
+            headers: response.headers_mut(),
+            body: body.as_mut(),
+            ids: &ids,
+            path,
+            query: info.target.query(),
+        };
+        for migrate in migrations.iter().rev() {
+            migrate(&mut answer);
+        }
+        if let Some(body) = body {
+            response.set_body(serde_json::to_vec(&body).map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?);
+        }
+        Ok(response)
+    }
+
+    /// A `Location` in the next version's URI space, put back in the client's.
+    fn relocate(&self, response: &mut Response, info: &RequestInfo) {
+        let prefix = format!("/api/v{}", self.successor);
+        let Some(rest) = response.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()) else { return };
+        let Some(rest) = rest.strip_prefix(&prefix) else { return };
+        let moved = self.changes.iter().flat_map(|c| c.moves).find(|(_, to)| matches(to, rest));
+        let older = match moved {
+            Some((from, to)) => fill(from, to, rest),
+            None => rest.to_string(),
+        };
+        if let Ok(value) = HeaderValue::from_str(&format!("{}{older}", info.base_path())) {
+            response.headers_mut().insert(header::LOCATION, value);
+        }
+    }
+}
+
+/// An older version without a surface of its own: every request goes straight through.
+pub struct Straight(pub Arc<Through>);
+
+impl Endpoint for Straight {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> poem::Result<Response> {
+        self.0.forward(req).await
+    }
+}
