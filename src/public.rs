@@ -93,7 +93,7 @@ pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
 /// A version's OpenAPI document, as served (the version comes from dispatch).
 #[handler]
 pub fn openapi_document(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
-    let version = info.version.get().copied().ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
     let document = state.dispatch.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(document.to_string()))
 }

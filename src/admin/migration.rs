@@ -216,7 +216,7 @@ async fn flush(state: &AppState) -> Result<(), ApiError> {
 /// one (public; the version comes from dispatch).
 #[handler]
 pub fn changes(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
-    let version = info.version.get().copied().ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
     let catalogue = state.dispatch.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(catalogue.to_string()))
 }

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use poem::{
     Endpoint, IntoResponse, Request, Response,
-    http::{HeaderValue, header},
+    http::{HeaderValue, Method, header},
 };
 use serde_json::Value;
 
 use super::{
-    Change, moved_template,
+    Change,
     request::{OlderRequest, declared_pairs, encode},
     response::{IntegerIds, NewerAnswer},
 };
@@ -36,27 +36,56 @@ pub struct Exposures(pub Vec<&'static str>);
 /// One older version served through the next.
 pub struct Through {
     /// The next version's number: its answers' `Location` starts `/api/v<successor>`.
-    pub successor: u16,
-    pub changes: &'static [Change],
+    successor: u16,
+    changes: &'static [Change],
     /// The older version's routes.
-    pub routes: RouteTable,
-    pub next: SharedEndpoint,
+    routes: RouteTable,
+    plans: Vec<Plan>,
+    next: SharedEndpoint,
+}
+
+/// What the changes do to one older operation, worked out once.
+struct Plan {
+    template: Arc<str>,
+    method: Method,
+    /// `GET /users/{id}`.
+    operation: String,
+    touching: Vec<&'static Change>,
+    /// The template in the next version.
+    newer: &'static str,
+    /// Whether a request migration may read the body.
+    reads_body: bool,
 }
 
 impl Through {
+    pub fn new(successor: u16, changes: &'static [Change], routes: RouteTable, next: SharedEndpoint) -> Self {
+        let mut plans = Vec::new();
+        for (template, method) in routes.operations() {
+            let operation = format!("{method} {template}");
+            let touching: Vec<&'static Change> = changes.iter().filter(|c| c.touches(&operation)).collect();
+            let newer =
+                changes.iter().flat_map(|c| c.moves).find(|(from, _)| *from == &*template).map_or("", |(_, to)| *to);
+            let reads_body = touching.iter().any(|c| c.request.is_some());
+            plans.push(Plan { template, method, operation, touching, newer, reads_body });
+        }
+        Self { successor, changes, routes, plans, next }
+    }
+
     /// Migrates `req` (addressed relative to the older version's prefix) forward, lets the next
     /// version answer it, and migrates the answer back.
     pub async fn forward(&self, mut req: Request) -> poem::Result<Response> {
         let info = context::info(&req);
         let path = req.uri().path().to_string();
         let route = self.routes.find(&path).ok_or_else(|| ApiError::new(Kind::NotFound))?;
-        let operation = format!("{} {}", req.method(), route.template);
-        let touching: Vec<&Change> = self.changes.iter().filter(|c| c.touches(&operation)).collect();
+        let plan = self
+            .plans
+            .iter()
+            .find(|p| Arc::ptr_eq(&p.template, &route.template) && p.method == req.method())
+            .ok_or_else(|| ApiError::new(Kind::NotFound))?;
+        let (operation, touching) = (plan.operation.as_str(), &plan.touching[..]);
 
         // The body is read only when a migration may look at it.
-        let reads_body = touching.iter().any(|c| c.request.is_some())
-            && req.content_type().is_some_and(is_json)
-            && !req.method().is_safe();
+        let reads_body = plan.reads_body && req.content_type().is_some_and(is_json) && !req.method().is_safe();
         let bytes = if reads_body { Some(read_bytes(req.take_body()).await?) } else { None };
         let body: Option<Value> = bytes.as_deref().and_then(|b| serde_json::from_slice(b).ok());
         let mut rules = req.extensions().get::<BodyRules>().map_or(BodyPolicy::STRICTEST, |r| r.0);
@@ -65,14 +94,14 @@ impl Through {
             let declared = route.parameters(req.method());
             let pairs = declared_pairs(req.uri().query(), declared);
             let mut older = OlderRequest {
-                operation: &operation,
+                operation,
                 query: pairs,
                 headers: req.headers_mut(),
                 body,
                 body_changed: false,
                 rules: &mut rules,
             };
-            for change in &touching {
+            for change in touching {
                 let Some(migrate) = change.request else { continue };
                 match migrate(&mut older) {
                     Ok(true) => met.push(change.id),
@@ -89,12 +118,16 @@ impl Through {
             (encode(&older.query), rewritten)
         };
 
-        let newer = fill(moved_template(self.changes, &route.template), &route.template, &path);
-        let uri = match query {
-            Some(query) => format!("{newer}?{query}"),
-            None => newer,
-        };
-        *req.uri_mut() = uri.parse().map_err(|_| ApiError::new(Kind::NotFound))?;
+        // The same target unless a change moved the path or altered the query.
+        let moved = (!plan.newer.is_empty()).then(|| fill(plan.newer, &route.template, &path));
+        if moved.is_some() || query.as_deref() != req.uri().query() {
+            let newer = moved.as_deref().unwrap_or(&path);
+            let uri = match query {
+                Some(query) => format!("{newer}?{query}"),
+                None => newer.to_string(),
+            };
+            *req.uri_mut() = uri.parse().map_err(|_| ApiError::new(Kind::NotFound))?;
+        }
         match (rewritten, bytes) {
             (Some(body), _) => {
                 let body = serde_json::to_vec(&body).map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?;
@@ -108,9 +141,8 @@ impl Through {
 
         match self.next.call(req).await {
             Ok(response) => {
-                let links = format!("{}{path}", info.base_path());
                 let mut response =
-                    self.answer_back(&touching, &operation, &links, response.into_response(), &info).await?;
+                    self.answer_back(touching, operation, &path, response.into_response(), &info).await?;
                 response.extensions_mut().insert(Exposures(met));
                 Ok(response)
             }
@@ -131,8 +163,7 @@ impl Through {
         info: &RequestInfo,
     ) -> poem::Result<Response> {
         self.relocate(&mut response, info);
-        let migrations: Vec<_> = touching.iter().filter_map(|c| c.response).collect();
-        if migrations.is_empty() {
+        if !touching.iter().any(|c| c.response.is_some()) {
             return Ok(response);
         }
         let is_json = response.content_type().is_some_and(|ct| ct.starts_with("application/json"));
@@ -141,18 +172,20 @@ impl Through {
             let bytes = response.take_body().into_bytes().await?;
             body = Some(serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?);
         }
-        let ids = response.extensions().get::<IntegerIds>().cloned().unwrap_or_default();
+        let ids = response.extensions_mut().remove::<IntegerIds>().unwrap_or_default();
         let status = response.status();
+        // The older version's links: the path the client called, in its URI space.
+        let links = format!("{}{path}", info.base_path());
         let mut answer = NewerAnswer {
             operation,
             status,
             headers: response.headers_mut(),
             body: body.as_mut(),
             ids: &ids,
-            path,
+            path: &links,
             query: info.target.query(),
         };
-        for migrate in migrations.iter().rev() {
+        for migrate in touching.iter().rev().filter_map(|c| c.response) {
             migrate(&mut answer);
         }
         if let Some(body) = body {

@@ -26,7 +26,7 @@ use crate::{
     lifecycle::{Lifecycle, Stage},
     settings::VersionSettings,
     wire::{
-        context::RequestInfo,
+        context::{RequestInfo, Resolved},
         error::{ApiError, Kind, render::BodyStyle},
     },
 };
@@ -262,8 +262,11 @@ impl Dispatch {
             (Source::Query, sources::from_query(req.uri().query())),
         ];
         let version = self.agree(&named)?.unwrap_or_else(|| self.default_for(req));
-        let _ = info.version.set(version);
         let entry = self.entry(version).expect("agree returns supported versions");
+        // Written once, as soon as dispatch has decided, so that even an error names the version.
+        let decided = |legacy: bool, route: Option<&RouteEntry>| {
+            let _ = info.resolved.set(Resolved { version, route: route.map(|r| r.template.clone()), legacy });
+        };
 
         let (relative, legacy) = match from_uri {
             Some((_, rest)) => (rest.to_string(), false),
@@ -271,21 +274,25 @@ impl Dispatch {
                 match entry.legacy.iter().find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}")))
                 {
                     Some(relative) => (relative, true),
-                    None => return Err(ApiError::new(Kind::NotFound)),
+                    None => {
+                        decided(false, None);
+                        return Err(ApiError::new(Kind::NotFound));
+                    }
                 }
             }
         };
-        let _ = info.legacy.set(legacy);
         // The spec writes `/api/customers/branch/`; the router knows paths without the slash.
         let trimmed = relative.len() > 1 && relative.ends_with('/');
         let relative = if trimmed { relative[..relative.len() - 1].to_string() } else { relative };
         let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
         // Public documents of a version: its OpenAPI description and its change catalogue.
         if relative == "/openapi.json" || (relative == "/changes" && entry.catalogue.is_some()) {
+            decided(legacy, None);
             return Ok(Resolution::Document { version, rewritten });
         }
-        let route = entry.routes.find(&relative).ok_or_else(|| ApiError::new(Kind::NotFound))?;
-        let _ = info.route.set(route.template.clone());
+        let route = entry.routes.find(&relative);
+        decided(legacy, route);
+        let route = route.ok_or_else(|| ApiError::new(Kind::NotFound))?;
         if !route.methods.contains(req.method()) {
             let err =
                 ApiError::new(Kind::MethodNotAllowed).with_detail(&route.allow).with_header("allow", &route.allow);

@@ -104,6 +104,11 @@ impl RouteTable {
         Self { entries }
     }
 
+    /// Every (template, method) of the table.
+    pub fn operations(&self) -> impl Iterator<Item = (Arc<str>, Method)> + '_ {
+        self.entries.iter().flat_map(|e| e.methods.iter().map(|m| (e.template.clone(), m.clone())))
+    }
+
     /// The first route without parameters: where a request that matched none is sent onward.
     pub fn first_collection(&self) -> Option<&str> {
         self.entries.first().map(|e| &*e.template)

@@ -82,8 +82,7 @@ impl Version {
     /// Version `number`: `next` seen through `changes`, with no declarations of its own.
     pub fn older(number: u16, changes: &'static [Change], next: &Version) -> anyhow::Result<Self> {
         let routes = next.routes()?.moved_back(&changes.iter().flat_map(|c| c.moves).copied().collect::<Vec<_>>());
-        let through =
-            Arc::new(Through { successor: next.number, changes, routes: routes.clone(), next: next.endpoint.clone() });
+        let through = Arc::new(Through::new(next.number, changes, routes.clone(), next.endpoint.clone()));
         let document = document::derive(&next.document, number, changes)?;
         let page = document.clone();
         Ok(Self {
@@ -102,8 +101,8 @@ impl Version {
         })
     }
 
-    /// Version `number` served through `next` by `changes`, with a declared surface of its own
-    /// (`service`): its document and its own parameter rules come from the surface.
+    /// Version `number` served through `next` by `changes`, with declared operations of its own
+    /// (`service`): its document and its route table come from them, and they are never called.
     pub fn older_declared<T: OpenApi + 'static>(
         number: u16,
         changes: &'static [Change],
@@ -112,8 +111,8 @@ impl Version {
     ) -> anyhow::Result<Self> {
         let declared = Self::new(number, changes.iter().find_map(|c| c.errors).unwrap_or(next.style), service);
         let routes = declared.routes()?;
-        let through = Arc::new(Through { successor: next.number, changes, routes, next: next.endpoint.clone() });
-        Ok(Self { endpoint: shared(service().data(through)), changes, ..declared })
+        let through = Arc::new(Through::new(next.number, changes, routes, next.endpoint.clone()));
+        Ok(Self { endpoint: shared(Straight(through)), changes, ..declared })
     }
 
     /// The version's route table.

@@ -18,7 +18,7 @@ use crate::{
     lifecycle::Stage,
     wire::{
         body_limit,
-        context::{self, Refusal, RequestInfo},
+        context::{self, Identity, Refusal, RequestInfo},
         error::{ApiError, Kind},
     },
 };
@@ -29,12 +29,16 @@ pub const REHEARSAL_HEADER: &str = "x-api-sunset-rehearsal";
 pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let vendor_type = match prepare(&mut req, &state).await {
         Ok(vendor_type) => vendor_type,
-        Err(err) if has_body(&req) => {
+        Err(Refused { error, refusal }) => {
             // Refused before its body was read: the connection will close, and the client must
             // be told so, or it sends its next request into a closing socket.
-            return Err(err.with_header("connection", "close").into());
+            let error = if has_body(&req) { error.with_header("connection", "close") } else { error };
+            let mut error = poem::Error::from(error);
+            if let Some(refusal) = refusal {
+                error.set_data(refusal);
+            }
+            return Err(error);
         }
-        Err(err) => return Err(err.into()),
     };
     // Only versioned operations take keys: they are the ones with services.
     let is_api = req.extensions().get::<Arc<crate::core::services::Services>>().is_some();
@@ -52,9 +56,9 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     };
     // Before the answer leaves: the client's next list, on any instance, must see this write.
     if let (Some(info), Some(recent)) = (writer, &state.recent_writes)
-        && let (Some(tenant), Some(subject)) = (info.tenant.get(), info.subject.get())
+        && let Some(who) = info.identity.get()
     {
-        recent.wrote(tenant, subject).await;
+        recent.wrote(&who.tenant, &who.subject).await;
     }
     if let Some(vendor_type) = vendor_type {
         let is_json = response
@@ -68,9 +72,21 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     Ok(response)
 }
 
+/// A request refused before it reached its version, and, for a 410 before the sunset, why.
+struct Refused {
+    error: ApiError,
+    refusal: Option<Refusal>,
+}
+
+impl From<ApiError> for Refused {
+    fn from(error: ApiError) -> Self {
+        Self { error, refusal: None }
+    }
+}
+
 /// Every check before the request reaches its version. Returns the vendor media type to answer
 /// with, if the client asked for one.
-async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, ApiError> {
+async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, Refused> {
     let info = context::info(req);
     match state.fixed.find(req.uri().path()).map(|route| route.access) {
         Some(Access::Admin) => {
@@ -78,9 +94,9 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
             let caller = auth::authenticate(req, &state.verifier).await?;
             // Operators act on every tenant: a token bound to one tenant is not an operator's.
             if !caller.is_admin() || caller.principal.tenant.is_some() {
-                return Err(ApiError::new(Kind::AdminRequired));
+                return Err(ApiError::new(Kind::AdminRequired).into());
             }
-            let _ = info.tenant.set(caller.tenant.clone());
+            identify(&info, &caller);
             req.extensions_mut().insert(caller);
             body_limit::apply(req, state.settings.http.max_body_bytes, info.clone())?;
             return Ok(None);
@@ -106,12 +122,12 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
         Resolution::Api(target) => target,
     };
     if let Some(retry_after) = state.maintenance.active() {
-        return Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string()));
+        return Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string()).into());
     }
     let now = (state.clock)();
     if let Err(gone) = refuse_if_gone(req, state, target.version, now) {
         // Refused before asking for a token; a valid one still tells the workbench who it was.
-        if let (Some(_), Ok(caller)) = (info.refusal.get(), auth::authenticate(req, &state.verifier).await) {
+        if let (Some(_), Ok(caller)) = (gone.refusal, auth::authenticate(req, &state.verifier).await) {
             identify(&info, &caller);
         }
         return Err(gone);
@@ -123,15 +139,15 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
     }
     let caller = auth::authenticate(req, &state.verifier).await?;
     if policy.admin && !caller.is_admin() {
-        return Err(ApiError::new(Kind::AdminRequired));
+        return Err(ApiError::new(Kind::AdminRequired).into());
     }
     identify(&info, &caller);
     if let Some(brownout) = state.brownout_for(target.version, &caller.tenant, &caller.principal.subject, now) {
-        let _ = info.refusal.set(Refusal::Brownout);
         let retry_after = (brownout.end - now).num_seconds().max(1);
-        return Err(ApiError::new(Kind::ApiVersionSunset)
+        let error = ApiError::new(Kind::ApiVersionSunset)
             .with_detail(target.version.to_string())
-            .with_header("retry-after", retry_after.to_string()));
+            .with_header("retry-after", retry_after.to_string());
+        return Err(Refused { error, refusal: Some(Refusal::Brownout) });
     }
     admit(&caller, state).await?;
     let mut caller = caller;
@@ -148,8 +164,8 @@ async fn prepare(req: &mut Request, state: &AppState) -> Result<Option<String>, 
 
 /// Records who the request is from, for the log, usage and the workbench.
 fn identify(info: &RequestInfo, caller: &Caller) {
-    let _ = info.tenant.set(caller.tenant.clone());
-    let _ = info.subject.set(Arc::from(caller.principal.subject.as_str()));
+    let subject = Arc::from(caller.principal.subject.as_str());
+    let _ = info.identity.set(Identity { tenant: caller.tenant.clone(), subject });
 }
 
 /// The rate limit of the caller's tenant and subject.
@@ -166,23 +182,19 @@ async fn admit(caller: &Caller, state: &AppState) -> Result<(), ApiError> {
 }
 
 /// After the sunset, inside a brownout, or when the client rehearses the sunset of a version
-/// that has a successor: 410 (noting in the request's context which of the last two it was).
-fn refuse_if_gone(req: &Request, state: &AppState, version: u16, now: DateTime<Utc>) -> Result<(), ApiError> {
+/// that has a successor: 410 (saying which of the last two it was).
+fn refuse_if_gone(req: &Request, state: &AppState, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
     let Some(lifecycle) = state.dispatch.lifecycle(version) else { return Ok(()) };
     let retiring = state.dispatch.successor_version(version).is_some();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let gone = || ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
-    let info = context::info(req);
     match lifecycle.stage(now) {
-        Stage::Sunset => Err(gone()),
+        Stage::Sunset => Err(gone().into()),
         Stage::Brownout { until } => {
-            let _ = info.refusal.set(Refusal::Brownout);
-            Err(gone().with_header("retry-after", (until - now).num_seconds().max(1).to_string()))
+            let error = gone().with_header("retry-after", (until - now).num_seconds().max(1).to_string());
+            Err(Refused { error, refusal: Some(Refusal::Brownout) })
         }
-        _ if rehearsal && retiring => {
-            let _ = info.refusal.set(Refusal::Rehearsal);
-            Err(gone())
-        }
+        _ if rehearsal && retiring => Err(Refused { error: gone(), refusal: Some(Refusal::Rehearsal) }),
         _ => Ok(()),
     }
 }

@@ -67,14 +67,21 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         }
     };
     // The changes the request met, as the version that served it returned them.
-    let (mut response, exposures) = match result {
+    // What the layers and the version learned, returned with the answer or the error.
+    let (mut response, learned) = match result {
         Ok(mut response) => {
-            let exposures = response.extensions_mut().remove::<Exposures>();
-            (response, exposures)
+            let learned = Learned {
+                exposures: response.extensions_mut().remove::<Exposures>().unwrap_or_default(),
+                refusal: None,
+            };
+            (response, learned)
         }
         Err(err) => {
-            let exposures = err.data::<Exposures>().cloned();
-            (span.in_scope(|| respond(err, &info, &state, uri.path())), exposures)
+            let learned = Learned {
+                exposures: err.data::<Exposures>().cloned().unwrap_or_default(),
+                refusal: err.data::<Refusal>().copied(),
+            };
+            (span.in_scope(|| respond(err, &info, &state, uri.path())), learned)
         }
     };
 
@@ -92,10 +99,10 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     headers.insert(API_SUPPORTED_VERSIONS, state.supported_versions.clone());
-    if let Some(version) = info.version.get() {
-        headers.insert(API_VERSION, HeaderValue::from(*version));
+    if let Some(version) = info.version() {
+        headers.insert(API_VERSION, HeaderValue::from(version));
     }
-    if info.legacy.get() == Some(&true) {
+    if info.is_legacy() {
         headers.insert(header::VARY, HeaderValue::from_static("Accept, X-API-VERSION"));
     }
     if let Some(origin) = cors_origin.filter(|_| !response.headers().contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN))
@@ -107,20 +114,27 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     lifecycle_headers(&mut response, &state, &info, now);
 
     let elapsed = info.started.elapsed();
-    record(&state, &info, &method, exposures.unwrap_or_default(), response.status().as_u16(), now, elapsed);
+    record(&state, &info, &method, learned, response.status().as_u16(), now, elapsed);
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
             method = %method,
-            route = info.route.get().map_or("-", |r| &**r),
-            version = info.version.get().copied().unwrap_or(0),
-            tenant = info.tenant.get().map_or("-", |t| &**t),
+            route = info.route().map_or("-", |r| &**r),
+            version = info.version().unwrap_or(0),
+            tenant = info.tenant().map_or("-", |t| &**t),
             status = response.status().as_u16(),
             latency_ms = elapsed.as_secs_f64() * 1000.0,
             "request"
         )
     });
     Ok(response)
+}
+
+/// What the request's answer (or error) says the inner layers learned: the changes it met, and
+/// why it was refused with 410 before it was sunset.
+struct Learned {
+    exposures: Exposures,
+    refusal: Option<Refusal>,
 }
 
 /// The longest request target served (hyper's own limit is far higher): long enough for any
@@ -144,19 +158,18 @@ fn record(
     state: &AppState,
     info: &RequestInfo,
     method: &poem::http::Method,
-    exposures: Exposures,
+    learned: Learned,
     status: u16,
     now: DateTime<Utc>,
     elapsed: std::time::Duration,
 ) {
-    let served = info.version.get().copied();
-    let route = info.route.get().unwrap_or(&state.unmatched_route);
+    let served = info.version();
+    let route = info.route().unwrap_or(&state.unmatched_route);
     let method_name = method_label(method);
     state.metrics.observe(served.unwrap_or(0), route, method_name, status, elapsed);
-    let (Some(version), Some(tenant), Some(subject)) = (served, info.tenant.get(), info.subject.get()) else {
-        return;
-    };
-    let refusal = info.refusal.get().copied();
+    let (Some(version), Some(who)) = (served, info.identity.get()) else { return };
+    let (tenant, subject) = (&who.tenant, &who.subject);
+    let refusal = learned.refusal;
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     if deprecated && refusal.is_none() {
         state.usage.record(version, tenant, subject, route, now);
@@ -168,14 +181,14 @@ fn record(
         None => Outcome::Request,
     };
     // A version a newer one follows: its clients' operations, and the changes each request met.
-    let retiring = state.dispatch.successor_version(version).is_some() && info.route.get().is_some();
+    let retiring = state.dispatch.successor_version(version).is_some() && info.route().is_some();
     state.activity.record(&Seen {
         version,
         tenant,
         subject,
         outcome,
         operation: retiring.then_some((method_name, route)),
-        exposures: &exposures.0,
+        exposures: &learned.exposures.0,
         at: now,
     });
 }
@@ -206,7 +219,7 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
     }
     // Unresolved (an ambiguous or unsupported version): a version in the URI still picks the
     // body shape the client expects.
-    let version = info.version.get().copied().or_else(|| sources::from_uri(path).and_then(|(v, _)| v));
+    let version = info.version().or_else(|| sources::from_uri(path).and_then(|(v, _)| v));
     let ctx = RenderContext {
         style: state.dispatch.style(version),
         lang: info.lang,
@@ -223,7 +236,7 @@ fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestIn
     if let Some(value) = state.dispatch.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.insert(API_DEPRECATED_VERSIONS, value);
     }
-    let Some(version) = info.version.get().copied() else { return };
+    let Some(version) = info.version() else { return };
     let Some(lifecycle) = state.dispatch.lifecycle(version) else { return };
     let deprecated = lifecycle.stage(now) != Stage::Current;
     if !deprecated && response.status() != StatusCode::GONE {
@@ -239,7 +252,7 @@ fn lifecycle_headers(response: &mut Response, state: &AppState, info: &RequestIn
         }
         links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
     }
-    let route = info.route.get().map(|r| &**r);
+    let route = info.route().map(|r| &**r);
     if let Some(successor) = state.dispatch.successor(version, route, record_of(response)) {
         links.push(format!("<{successor}>; rel=\"successor-version\""));
     }

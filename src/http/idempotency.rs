@@ -9,10 +9,12 @@ use poem::{Endpoint, IntoResponse, Request, Response, http::HeaderValue};
 use super::{AppState, boundary::respond};
 use crate::{
     auth::Caller,
+    changes::through::Exposures,
     core::idempotency::IdempotencyRecord,
     encoding::base64url,
     idempotency::{Claim, IdempotencyStore, Scope, StoredResponse},
     wire::{
+        about::Replayed,
         context,
         error::{ApiError, Kind},
     },
@@ -36,7 +38,7 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
     let caller = req.extensions().get::<Caller>().cloned().expect("authentication runs first");
     let path = req.original_uri().path().to_string();
 
-    let version = info.version.get().copied().unwrap_or_default();
+    let version = info.version().unwrap_or_default();
     let fingerprint = super::keyed_body::fingerprint(&mut req, &path, version).await?;
     let scope = Scope::new(&caller.tenant, &caller.principal.subject, key);
 
@@ -57,7 +59,15 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
     let mut guard = ReleaseOnDrop(Some((store.clone(), scope.clone(), token.clone())));
     let mut response = match next.call(req).await {
         Ok(response) => response.into_response(),
-        Err(err) => respond(err, &info, state, &path),
+        Err(err) => {
+            // The changes the request met travel on with its answer.
+            let exposures = err.data::<Exposures>().cloned();
+            let mut response = respond(err, &info, state, &path);
+            if let Some(exposures) = exposures {
+                response.extensions_mut().insert(exposures);
+            }
+            response
+        }
     };
     let bytes = response.take_body().into_bytes().await.map_err(ApiError::internal)?;
     if response.status().is_server_error() {
@@ -71,7 +81,7 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
             tracing::warn!(cause = %err, "could not store the response of an idempotent request");
         }
     }
-    if info.replayed.get() == Some(&true) {
+    if response.extensions().get::<Replayed>().is_some() {
         response.headers_mut().insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
     }
     response.set_body(bytes);

@@ -8,7 +8,7 @@ use poem_openapi::{
 };
 
 use crate::{
-    changes::surface::{Answer, Declared, LocationWords, Onward, Relocated},
+    changes::surface::{LocationWords, Relocated, declared},
     core::customer::CustomerSort,
     wire::{
         answers::{CustomerPage, ImportReportResponse},
@@ -22,7 +22,7 @@ use crate::{
 };
 
 type Fail = Failure<LegacyErrorDoc>;
-type Answered<R> = Result<Answer<R>, Fail>;
+type Answered<R> = Result<R, Fail>;
 
 /// v1 answers an import with v2's answer, its `Location` in the request's URI space.
 pub struct InRequestSpace;
@@ -35,7 +35,7 @@ type ImportCreated = Relocated<crate::v2::ImportCreated, InRequestSpace>;
 
 pub struct CustomersApi;
 
-// The parameters are declared, and checked by v1's own rules, here; v2's handlers read them.
+// Declared for v1's document and route table only: v2's handlers answer, through the changes.
 #[allow(unused_variables)]
 #[OpenApi]
 impl CustomersApi {
@@ -51,9 +51,8 @@ impl CustomersApi {
         /// id, customerNumber, name, email, phone, branchCode or createdDate (default id).
         #[oai(name = "sortBy")]
         sort_by: Query<Documented<Option<String>, SortFieldName<CustomerSort>>>,
-        onward: Onward,
     ) -> Answered<CustomerPage> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// List the customers of one branch, by id.
@@ -73,9 +72,8 @@ impl CustomersApi {
         page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
         size: Query<PageSize>,
-        onward: Onward,
     ) -> Answered<CustomerPage> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// Import customers from a CSV file (admin only).
@@ -86,20 +84,14 @@ impl CustomersApi {
         /// Retry safety: the same key and upload get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         idempotency_key: Header<IdempotencyKeyHeader>,
-        upload: Declared<CsvUpload>,
-        onward: Onward,
+        upload: CsvUpload,
     ) -> Answered<ImportCreated> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// The report of one import (admin only).
     #[oai(path = "/imports/:id", method = "get", operation_id = "getImport", tag = "ApiTags::Imports")]
-    async fn report(
-        &self,
-        auth: BearerAuth,
-        id: Path<ImportIdParam>,
-        onward: Onward,
-    ) -> Answered<ImportReportResponse> {
-        Ok(onward.answer().await?)
+    async fn report(&self, auth: BearerAuth, id: Path<ImportIdParam>) -> Answered<ImportReportResponse> {
+        declared()
     }
 }

@@ -1,5 +1,5 @@
 //! v1's user operations as v1 declares them: its paths, parameters and wire shapes, for its
-//! document and its own parameter rules. v2's handlers answer them, through `super::changes`.
+//! document and its route table. v2's handlers answer them, through `super::changes`.
 
 use poem_openapi::{
     OpenApi,
@@ -8,7 +8,7 @@ use poem_openapi::{
 
 use super::wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV1, UserList, UserMergePatchV1};
 use crate::{
-    changes::surface::{Answer, Declared, Onward},
+    changes::surface::declared,
     wire::{
         error::{docs::LegacyErrorDoc, failure::Failure},
         params::{IdempotencyKeyHeader, PageIndex, PageSize, UserIdParam},
@@ -20,11 +20,11 @@ use crate::{
 };
 
 type Fail = Failure<LegacyErrorDoc>;
-type Answered<R> = Result<Answer<R>, Fail>;
+type Answered<R> = Result<R, Fail>;
 
 pub struct UsersApi;
 
-// The parameters are declared, and checked by v1's own rules, here; v2's handlers read them.
+// Declared for v1's document and route table only: v2's handlers answer, through the changes.
 #[allow(unused_variables)]
 #[OpenApi]
 impl UsersApi {
@@ -37,15 +37,14 @@ impl UsersApi {
         page: Query<PageIndex>,
         /// Page size, 1 to `TANDEM_MAX_PAGE_SIZE` (default `TANDEM_DEFAULT_PAGE_SIZE`).
         size: Query<PageSize>,
-        onward: Onward,
     ) -> Answered<UserList> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// Read one user by integer id or UUID.
     #[oai(path = "/users/:id", method = "get", operation_id = "getUser", tag = "ApiTags::Users")]
-    async fn get(&self, auth: BearerAuth, id: Path<UserIdParam>, onward: Onward) -> Answered<OneUser> {
-        Ok(onward.answer().await?)
+    async fn get(&self, auth: BearerAuth, id: Path<UserIdParam>) -> Answered<OneUser> {
+        declared()
     }
 
     /// Create a user.
@@ -56,10 +55,9 @@ impl UsersApi {
         /// Retry safety: the same key and request get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         idempotency_key: Header<IdempotencyKeyHeader>,
-        body: Declared<JsonBody<UserInputV1>>,
-        onward: Onward,
+        body: JsonBody<UserInputV1>,
     ) -> Answered<CreatedUser> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// Replace a user's name, e-mail and age.
@@ -71,10 +69,9 @@ impl UsersApi {
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
-        body: Declared<JsonBody<UserInputV1>>,
-        onward: Onward,
+        body: JsonBody<UserInputV1>,
     ) -> Answered<ChangedUser> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// Change some fields: a merge patch (RFC 7396) or a JSON Patch (RFC 6902).
@@ -86,15 +83,14 @@ impl UsersApi {
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
-        body: Declared<PatchBody<UserMergePatchV1, Vec<JsonPatchOperation>>>,
-        onward: Onward,
+        body: PatchBody<UserMergePatchV1, Vec<JsonPatchOperation>>,
     ) -> Answered<ChangedUser> {
-        Ok(onward.answer().await?)
+        declared()
     }
 
     /// Delete a user (admin only, checked before the request reaches here).
     #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser", tag = "ApiTags::Users")]
-    async fn delete(&self, auth: BearerAuth, id: Path<UserIdParam>, onward: Onward) -> Answered<DeletedUser> {
-        Ok(onward.answer().await?)
+    async fn delete(&self, auth: BearerAuth, id: Path<UserIdParam>) -> Answered<DeletedUser> {
+        declared()
     }
 }

@@ -24,7 +24,7 @@ use crate::{
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         json::Json,
-        keyed::{Keyed, created},
+        keyed::Keyed,
         params::{
             BranchCodeFilter, CustomerIdParam, IdempotencyKeyHeader, ImportIdParam, KeywordParam, PageIndex, PageSize,
             customer_id, import_id,
@@ -135,9 +135,11 @@ impl CustomersApi {
         keyed: Keyed,
         upload: CsvUpload,
     ) -> Result<About<ImportCreated>, Fail> {
-        let report = created(upload.import_into(&customers, &auth.0.tenant, keyed.0).await?, &info);
+        let created = upload.import_into(&customers, &auth.0.tenant, keyed.0).await?;
+        let report = created.record;
         let (id, location) = (report.id, format!("/api/v2/customers/imports/{}", report.id));
-        Ok(About::new(ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location), id))
+        let answer = ImportCreated::Created(Json(ImportReportBody::new(report, info.lang)), location);
+        Ok(About::new(answer, id).replayed(created.replayed))
     }
 
     /// The report of one import (admin only).

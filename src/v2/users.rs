@@ -1,8 +1,5 @@
 //! v2 user operations: wire shapes in, core calls, wire shapes out.
 
-use std::sync::Arc;
-
-use poem::web::Data;
 use poem_openapi::{
     OpenApi,
     param::{Header, Path, Query},
@@ -22,12 +19,11 @@ use crate::{
     },
     wire::{
         about::About,
-        context::RequestInfo,
         envelope::Page,
         error::{ApiError, docs::ProblemDoc, failure::Failure},
         etag::{etag, if_match, none_match_hits},
         json::Json,
-        keyed::{Keyed, created},
+        keyed::Keyed,
         links::wants_minimal,
         params::{FilterParam, IdempotencyKeyHeader, KeywordParam, PageIndex, PageSize, UserIdParam, user_id},
         payload::{JsonBody, PatchBody},
@@ -129,7 +125,6 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         users: Users,
-        info: Data<&Arc<RequestInfo>>,
         /// Retry safety: the same key and request get the first response again (24 h).
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<IdempotencyKeyHeader>,
@@ -138,10 +133,11 @@ impl UsersApi {
         body: JsonBody<UserInputV2>,
     ) -> Result<About<CreatedUser>, Fail> {
         let fields = rules.0.read_user(&body.value).map_err(ApiError::validation)?;
-        let user = created(users.create(&auth.0.tenant, fields, keyed.0).await?, &info);
+        let created = users.create(&auth.0.tenant, fields, keyed.0).await?;
+        let user = created.record;
         let location = format!("/api/v2/users/{}", user.uuid);
         let (tag, shown) = (etag(user.version), (user.uuid, user.id));
-        Ok(about(CreatedUser::Created(Json(user.into()), location, tag), shown))
+        Ok(about(CreatedUser::Created(Json(user.into()), location, tag), shown).replayed(created.replayed))
     }
 
     /// Replace a user's name, e-mail and age.

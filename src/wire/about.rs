@@ -25,21 +25,34 @@ impl IntegerIds {
     }
 }
 
+/// On a response a keyed creation answered from an earlier try's record: the layer above says
+/// `Idempotent-Replayed`.
+#[derive(Debug, Clone, Copy)]
+pub struct Replayed;
+
 /// `answer`, about `record`, showing the records `ids` names. Documented exactly as `answer` is.
 pub struct About<R> {
     pub answer: R,
     pub record: Option<Uuid>,
     pub ids: IntegerIds,
+    /// The answer is an earlier try's record, found again.
+    pub replayed: bool,
 }
 
 impl<R> About<R> {
     pub fn new(answer: R, record: Uuid) -> Self {
-        Self { answer, record: Some(record), ids: IntegerIds::default() }
+        Self { answer, record: Some(record), ids: IntegerIds::default(), replayed: false }
     }
 
     /// An answer that shows records with these (UUID, integer id) pairs.
     pub fn showing(answer: R, ids: Vec<(Uuid, i64)>) -> Self {
-        Self { answer, record: None, ids: IntegerIds(ids) }
+        Self { answer, record: None, ids: IntegerIds(ids), replayed: false }
+    }
+
+    /// Whether the answer is an earlier try's record, found again.
+    pub fn replayed(mut self, replayed: bool) -> Self {
+        self.replayed = replayed;
+        self
     }
 
     /// The answer is about the one record it shows.
@@ -67,6 +80,9 @@ impl<R: IntoResponse> IntoResponse for About<R> {
         }
         if !self.ids.0.is_empty() {
             response.extensions_mut().insert(self.ids);
+        }
+        if self.replayed {
+            response.extensions_mut().insert(Replayed);
         }
         response
     }

@@ -22,22 +22,31 @@ pub struct RequestInfo {
     pub target: poem::http::Uri,
     pub lang: Lang,
     pub started: Instant,
-    /// The API version serving the request, once dispatch has resolved it.
-    pub version: OnceLock<u16>,
-    /// The route template (`/users/{id}`), never the raw path.
-    pub route: OnceLock<Arc<str>>,
-    /// `true` when the client used an unversioned legacy path such as `/users`.
-    pub legacy: OnceLock<bool>,
-    pub tenant: OnceLock<Arc<str>>,
-    /// The token's subject, once authenticated (for usage; never logged).
-    pub subject: OnceLock<Arc<str>>,
-    /// Set when an Idempotency-Key retry was answered from an earlier try's record.
-    pub replayed: OnceLock<bool>,
+    /// Where dispatch sent the request, written once when it has decided (even to refuse).
+    pub resolved: OnceLock<Resolved>,
+    /// Who sent it, written once authentication has verified the token.
+    pub identity: OnceLock<Identity>,
     /// Set by the body limit when it cut the body off: whatever parser then fails, the answer
     /// is 413 with this limit.
     pub body_over_limit: OnceLock<u64>,
-    /// Why a version refused the request with 410, when the client asked or a brownout did.
-    pub refusal: OnceLock<Refusal>,
+}
+
+/// What dispatch decided about a request.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The API version serving the request.
+    pub version: u16,
+    /// The route template (`/users/{id}`), never the raw path; `None` when none matched.
+    pub route: Option<Arc<str>>,
+    /// `true` when the client used an unversioned legacy path such as `/users`.
+    pub legacy: bool,
+}
+
+/// Who a request is from: its tenant and its token's subject (for usage; never logged).
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub tenant: Arc<str>,
+    pub subject: Arc<str>,
 }
 
 /// Why a version answered 410 before it was sunset.
@@ -64,22 +73,35 @@ impl RequestInfo {
             target: req.uri().clone(),
             lang,
             started: Instant::now(),
-            version: OnceLock::new(),
-            route: OnceLock::new(),
-            legacy: OnceLock::new(),
-            tenant: OnceLock::new(),
-            subject: OnceLock::new(),
-            replayed: OnceLock::new(),
+            resolved: OnceLock::new(),
+            identity: OnceLock::new(),
             body_over_limit: OnceLock::new(),
-            refusal: OnceLock::new(),
         }
+    }
+
+    /// The version serving the request, once dispatch has resolved it.
+    pub fn version(&self) -> Option<u16> {
+        self.resolved.get().map(|r| r.version)
+    }
+
+    /// The route template the request hit, once dispatch has matched one.
+    pub fn route(&self) -> Option<&Arc<str>> {
+        self.resolved.get().and_then(|r| r.route.as_ref())
+    }
+
+    pub fn is_legacy(&self) -> bool {
+        self.resolved.get().is_some_and(|r| r.legacy)
+    }
+
+    pub fn tenant(&self) -> Option<&Arc<str>> {
+        self.identity.get().map(|i| &i.tenant)
     }
 
     /// The path prefix a response's links use: the client's own URI space.
     pub fn base_path(&self) -> String {
-        match (self.legacy.get(), self.version.get()) {
-            (Some(true), _) | (_, None) => String::new(),
-            (_, Some(version)) => format!("/api/v{version}"),
+        match self.resolved.get() {
+            Some(Resolved { legacy: false, version, .. }) => format!("/api/v{version}"),
+            _ => String::new(),
         }
     }
 }
