@@ -11,7 +11,11 @@ use poem::{
 };
 
 use crate::{
-    admin::{self, document, migration, workbench},
+    admin::{
+        self,
+        document::{self, Describe},
+        migration, workbench,
+    },
     dispatch::Version,
     http::{
         self, AppState,
@@ -28,14 +32,19 @@ pub use crate::http::state::{Clock, system_clock};
 /// How long shutdown waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
 
-/// One route outside the versions: where, who may call it, and its handler per method.
+/// One route outside the versions, declared once: where, who may call it, and per method its
+/// handler and its description in the operations document (`None`: described elsewhere).
 struct Fixed {
     path: String,
     access: Access,
-    methods: Vec<(Method, BoxEndpoint<'static>)>,
+    methods: Vec<(Method, BoxEndpoint<'static>, Option<Describe>)>,
 }
 
-fn fixed(path: impl Into<String>, access: Access, methods: Vec<(Method, BoxEndpoint<'static>)>) -> Fixed {
+fn fixed(
+    path: impl Into<String>,
+    access: Access,
+    methods: Vec<(Method, BoxEndpoint<'static>, Option<Describe>)>,
+) -> Fixed {
     Fixed { path: path.into(), access, methods }
 }
 
@@ -48,53 +57,65 @@ fn boxed(endpoint: impl Endpoint + 'static) -> BoxEndpoint<'static> {
 fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
     use Access::{Admin, Client, Public};
     use Method as M;
+
+    use crate::admin::document as d;
     let mut table = vec![
-        fixed("/health/live", Public, vec![(M::GET, boxed(public::live))]),
-        fixed("/health/ready", Public, vec![(M::GET, boxed(public::ready))]),
-        fixed("/problems/:slug", Public, vec![(M::GET, boxed(public::problem_page))]),
-        fixed("/api", Public, vec![(M::OPTIONS, boxed(public::api_versions))]),
-        fixed("/metrics", Public, vec![(M::GET, boxed(public::metrics))]),
-        fixed("/admin/usage", Admin, vec![(M::GET, boxed(admin::usage))]),
+        fixed("/health/live", Public, vec![(M::GET, boxed(public::live), Some(d::get_health_live))]),
+        fixed("/health/ready", Public, vec![(M::GET, boxed(public::ready), Some(d::get_health_ready))]),
+        fixed("/problems/:slug", Public, vec![(M::GET, boxed(public::problem_page), Some(d::get_problems_slug))]),
+        fixed("/api", Public, vec![(M::OPTIONS, boxed(public::api_versions), Some(d::options_api))]),
+        fixed("/metrics", Public, vec![(M::GET, boxed(public::metrics), Some(d::get_metrics))]),
+        fixed("/admin/usage", Admin, vec![(M::GET, boxed(admin::usage), Some(d::get_admin_usage))]),
         fixed(
             "/admin/maintenance",
             Admin,
-            vec![(M::GET, boxed(admin::maintenance)), (M::PUT, boxed(admin::set_maintenance))],
+            vec![
+                (M::GET, boxed(admin::maintenance), Some(d::get_admin_maintenance)),
+                (M::PUT, boxed(admin::set_maintenance), Some(d::put_admin_maintenance)),
+            ],
         ),
         // The page holds no data: it asks for an admin token, which it keeps in memory.
-        fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard))]),
-        fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine))]),
-        fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone))]),
-        fixed("/admin/tenants", Admin, vec![(M::GET, boxed(workbench::list_pins))]),
+        fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard), Some(d::get_admin_dashboard))]),
+        fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine), Some(d::get_api_migration))]),
+        fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone), Some(d::get_admin_migration))]),
+        fixed("/admin/tenants", Admin, vec![(M::GET, boxed(workbench::list_pins), Some(d::get_admin_tenants))]),
         fixed(
             "/admin/tenants/:tenant/default-version",
             Admin,
             vec![
-                (M::GET, boxed(workbench::get_pin)),
-                (M::PUT, boxed(workbench::put_pin)),
-                (M::DELETE, boxed(workbench::delete_pin)),
+                (M::GET, boxed(workbench::get_pin), Some(d::get_admin_tenants_tenant_default_version)),
+                (M::PUT, boxed(workbench::put_pin), Some(d::put_admin_tenants_tenant_default_version)),
+                (M::DELETE, boxed(workbench::delete_pin), Some(d::delete_admin_tenants_tenant_default_version)),
             ],
         ),
         fixed(
             "/admin/brownouts",
             Admin,
-            vec![(M::GET, boxed(workbench::list_brownouts)), (M::POST, boxed(workbench::create_brownout))],
+            vec![
+                (M::GET, boxed(workbench::list_brownouts), Some(d::get_admin_brownouts)),
+                (M::POST, boxed(workbench::create_brownout), Some(d::post_admin_brownouts)),
+            ],
         ),
-        fixed("/admin/brownouts/:id", Admin, vec![(M::DELETE, boxed(workbench::end_brownout))]),
-        fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit))]),
-        fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document))]),
+        fixed(
+            "/admin/brownouts/:id",
+            Admin,
+            vec![(M::DELETE, boxed(workbench::end_brownout), Some(d::delete_admin_brownouts_id))],
+        ),
+        fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit), Some(d::get_admin_audit))]),
+        fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document), None)]),
     ];
     // Each version that changes something of the one before serves the catalogue of it.
     for pair in versions.windows(2).filter(|pair| !pair[0].changes.is_empty()) {
         table.push(fixed(
             format!("/api/v{}/changes", pair[1].number),
             Public,
-            vec![(M::GET, boxed(migration::changes))],
+            vec![(M::GET, boxed(migration::changes), None)],
         ));
     }
     // Every version that a newer one follows explains its retirement.
     for pair in versions.windows(2) {
         let path = format!("/docs/v{}/deprecation", pair[0].number);
-        table.push(fixed(path, Public, vec![(M::GET, boxed(public::deprecation_page))]));
+        table.push(fixed(path, Public, vec![(M::GET, boxed(public::deprecation_page), None)]));
     }
     table
 }
@@ -105,7 +126,7 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
 fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
     let mut route = Route::new();
     for entry in table {
-        let methods = entry.methods.into_iter().fold(RouteMethod::new(), |m, (method, ep)| m.method(method, ep));
+        let methods = entry.methods.into_iter().fold(RouteMethod::new(), |m, (method, ep, _)| m.method(method, ep));
         route = route.at(entry.path, methods);
     }
     for version in versions {
@@ -141,7 +162,7 @@ impl Application {
         let mut state = AppState::build(settings, clock, &versions).await?;
         let table = fixed_routes(&versions);
         state.fixed = fixed_view(&table);
-        state.operations = document::document(&state.fixed, &state.dispatch)?;
+        state.operations = document::document(&described(&table), &state.dispatch)?;
         let routes = routes(table, versions);
         let acceptor = TcpListener::bind(listen.clone()).into_acceptor().await?;
         let local_addr = acceptor
@@ -199,10 +220,19 @@ impl Application {
 /// The layers' view of the table: who may call each route, and its `Allow`.
 fn fixed_view(table: &[Fixed]) -> FixedRoutes {
     let view = |f: &Fixed| {
-        let methods: Vec<Method> = f.methods.iter().map(|(m, _)| m.clone()).collect();
+        let methods: Vec<Method> = f.methods.iter().map(|(m, _, _)| m.clone()).collect();
         FixedRoute::new(f.path.clone(), f.access, &methods)
     };
     FixedRoutes(table.iter().map(view).collect())
+}
+
+/// The table's operations as the operations document reads them.
+fn described(table: &[Fixed]) -> Vec<document::Operation<'_>> {
+    let operations =
+        table.iter().flat_map(|f| f.methods.iter().map(move |(method, _, describe)| (f, method, *describe)));
+    operations
+        .map(|(f, method, describe)| document::Operation { path: &f.path, access: f.access, method, describe })
+        .collect()
 }
 
 /// Each version's OpenAPI document as its operations declare it, for `tandem export-openapi`.
@@ -233,7 +263,7 @@ pub fn change_records() -> anyhow::Result<Vec<(String, String)>> {
 pub fn operations_document(settings: &crate::settings::VersionSettings) -> anyhow::Result<String> {
     let versions = versions::all();
     let dispatch = crate::dispatch::Dispatch::new(&versions, settings)?;
-    document::document(&fixed_view(&fixed_routes(&versions)), &dispatch)
+    document::document(&described(&fixed_routes(&versions)), &dispatch)
 }
 
 /// What [`Application::build`] checks of the settings before it connects anything, with the
