@@ -93,8 +93,3 @@ impl Change {
 pub fn moved_template<'a>(changes: &'a [Change], template: &'a str) -> &'a str {
     changes.iter().flat_map(|c| c.moves).find(|(from, _)| *from == template).map_or(template, |(_, to)| to)
 }
-
-/// The older template that a newer one (`/customers/imports/{id}`) was moved from, if any.
-pub fn moved_from<'a>(changes: &'a [Change], template: &str) -> Option<&'a str> {
-    changes.iter().flat_map(|c| c.moves).find(|(_, to)| *to == template).map(|(from, _)| *from)
-}

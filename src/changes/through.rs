@@ -35,8 +35,8 @@ pub struct Exposures(pub Vec<&'static str>);
 
 /// One older version served through the next.
 pub struct Through {
-    /// The next version's number: its answers' `Location` starts `/api/v<successor>`.
-    successor: u16,
+    /// `/api/v<N>` of the next version: how its answers' `Location` starts.
+    successor_prefix: String,
     changes: &'static [Change],
     /// The older version's routes.
     routes: RouteTable,
@@ -68,7 +68,7 @@ impl Through {
             let reads_body = touching.iter().any(|c| c.request.is_some());
             plans.push(Plan { template, method, operation, touching, newer, reads_body });
         }
-        Self { successor, changes, routes, plans, next }
+        Self { successor_prefix: format!("/api/v{successor}"), changes, routes, plans, next }
     }
 
     /// Migrates `req` (addressed relative to the older version's prefix) forward, lets the next
@@ -196,9 +196,8 @@ impl Through {
 
     /// A `Location` in the next version's URI space, put back in the client's.
     fn relocate(&self, response: &mut Response, info: &RequestInfo) {
-        let prefix = format!("/api/v{}", self.successor);
-        let Some(rest) = response.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()) else { return };
-        let Some(rest) = rest.strip_prefix(&prefix) else { return };
+        let Some(location) = response.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()) else { return };
+        let Some(rest) = location.strip_prefix(&self.successor_prefix) else { return };
         let moved = self.changes.iter().flat_map(|c| c.moves).find(|(_, to)| matches(to, rest));
         let older = match moved {
             Some((from, to)) => fill(from, to, rest),
@@ -210,7 +209,7 @@ impl Through {
     }
 }
 
-/// An older version without a surface of its own: every request goes straight through.
+/// An older version's endpoint: every request goes through its changes to the next version.
 pub struct Straight(pub Arc<Through>);
 
 impl Endpoint for Straight {
