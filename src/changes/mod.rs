@@ -88,8 +88,8 @@ impl Change {
     }
 }
 
-/// Where an older route template (`/imports/{id}`) lives in the newer version: the same unless
-/// a change moved it.
-pub fn moved_template<'a>(changes: &'a [Change], template: &'a str) -> &'a str {
-    changes.iter().flat_map(|c| c.moves).find(|(from, _)| *from == template).map_or(template, |(_, to)| to)
+/// Where an older route template (`/imports/{id}`) lives in the newer version, when a change
+/// moved it.
+pub fn moved_to(changes: &'static [Change], template: &str) -> Option<&'static str> {
+    changes.iter().flat_map(|c| c.moves).find(|(from, _)| *from == template).map(|(_, to)| *to)
 }

@@ -11,7 +11,7 @@ use poem::{
 use serde_json::Value;
 
 use super::{
-    Change,
+    Change, moved_to,
     request::{OlderRequest, declared_pairs, encode},
     response::{IntegerIds, NewerAnswer},
 };
@@ -51,8 +51,8 @@ struct Plan {
     /// `GET /users/{id}`.
     operation: String,
     touching: Vec<&'static Change>,
-    /// The template in the next version.
-    newer: &'static str,
+    /// The template in the next version, when a change moved it.
+    newer: Option<&'static str>,
     /// Whether a request migration may read the body.
     reads_body: bool,
 }
@@ -63,8 +63,7 @@ impl Through {
         for (template, method) in routes.operations() {
             let operation = format!("{method} {template}");
             let touching: Vec<&'static Change> = changes.iter().filter(|c| c.touches(&operation)).collect();
-            let newer =
-                changes.iter().flat_map(|c| c.moves).find(|(from, _)| *from == &*template).map_or("", |(_, to)| *to);
+            let newer = moved_to(changes, &template);
             let reads_body = touching.iter().any(|c| c.request.is_some());
             plans.push(Plan { template, method, operation, touching, newer, reads_body });
         }
@@ -119,7 +118,7 @@ impl Through {
         };
 
         // The same target unless a change moved the path or altered the query.
-        let moved = (!plan.newer.is_empty()).then(|| fill(plan.newer, &route.template, &path));
+        let moved = plan.newer.map(|newer| fill(newer, &route.template, &path));
         if moved.is_some() || query.as_deref() != req.uri().query() {
             let newer = moved.as_deref().unwrap_or(&path);
             let uri = match query {

@@ -22,7 +22,7 @@ use self::{
     version::same_route,
 };
 use crate::{
-    changes::{Change, catalogue::catalogue, moved_template},
+    changes::{Change, catalogue::catalogue, moved_to},
     lifecycle::{Lifecycle, Stage},
     settings::VersionSettings,
     wire::{
@@ -183,7 +183,7 @@ impl Dispatch {
         let entry = self.entry(version)?;
         let (next, first) = entry.successor.as_ref()?;
         let route = match template {
-            Some(template) => same_route(moved_template(entry.changes, template), record),
+            Some(template) => same_route(moved_to(entry.changes, template).unwrap_or(template), record),
             None => first.clone(),
         };
         Some(format!("/api/v{next}{route}"))

@@ -44,7 +44,7 @@ pub async fn read_bytes(body: Body) -> Result<Bytes, ApiError> {
 }
 
 /// Reads the whole body (within the size limit) and parses it as JSON.
-async fn read_json(_request: &Request, body: &mut RequestBody) -> poem::Result<Value> {
+async fn read_json(body: &mut RequestBody) -> poem::Result<Value> {
     let bytes = read_bytes(body.take()?).await?;
     serde_json::from_slice(&bytes).map_err(|err| {
         // The position only: serde's message can quote the client's data.
@@ -82,8 +82,8 @@ impl<T: Type> Payload for JsonBody<T> {
 impl<T: Type> ParsePayload for JsonBody<T> {
     const IS_REQUIRED: bool = true;
 
-    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        Ok(Self { value: read_json(request, body).await?, _schema: PhantomData })
+    async fn from_request(_request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Self { value: read_json(body).await?, _schema: PhantomData })
     }
 }
 
@@ -125,8 +125,8 @@ impl<'a, T: Type, O: Type> ApiExtractor<'a> for PatchBody<T, O> {
     ) -> poem::Result<Self> {
         let content_type = request.content_type().map(essence);
         let patch = match content_type.as_deref() {
-            Some(JSON_PATCH) => Patch::Json(read_json(request, body).await?),
-            Some(ct) if is_json(ct) => Patch::Merge(read_json(request, body).await?),
+            Some(JSON_PATCH) => Patch::Json(read_json(body).await?),
+            Some(ct) if is_json(ct) => Patch::Merge(read_json(body).await?),
             _ => return Err(unsupported(&[MERGE_PATCH, JSON, JSON_PATCH]).into()),
         };
         Ok(Self { patch, _schema: PhantomData })
