@@ -40,7 +40,6 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     req.extensions_mut().insert(info.clone());
     let method = req.method().clone();
     let authenticated = req.headers().contains_key(header::AUTHORIZATION);
-    let uri = req.uri().clone();
     let span = tracing::info_span!("request", correlation_id = %info.correlation_id);
     let cors_origin = state.cors.allowed_origin(&req);
     let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
@@ -81,7 +80,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
                 exposures: err.data::<Exposures>().cloned().unwrap_or_default(),
                 refusal: err.data::<Refusal>().copied(),
             };
-            (span.in_scope(|| respond(err, &info, &state, uri.path())), learned)
+            (span.in_scope(|| respond(err, &info, &state, info.target.path())), learned)
         }
     };
 
