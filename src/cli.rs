@@ -11,7 +11,8 @@ use crate::{
         jwt::{self, TokenRequest},
     },
     settings::{self, DatabaseSettings, Loaded},
-    store, telemetry,
+    store,
+    telemetry::{self, export::ExportSettings},
 };
 
 #[derive(Parser)]
@@ -62,11 +63,22 @@ enum Command {
     Config,
 }
 
+/// How long a stopping server waits for its last spans to reach the collector.
+const TRACE_FLUSH: std::time::Duration = std::time::Duration::from_secs(3);
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Serve);
     let loaded = match Settings::load_sourced() {
         Ok(loaded) => loaded,
+        Err(err) => {
+            eprintln!("tandem: invalid settings: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
+    // The OpenTelemetry SDK's own variables (CONTRACT §13), checked as strictly as ours.
+    let traces = match ExportSettings::from_env(|name| std::env::var(name).ok()) {
+        Ok(traces) => traces,
         Err(err) => {
             eprintln!("tandem: invalid settings: {err:#}");
             return ExitCode::from(2);
@@ -85,7 +97,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(command, settings)) {
+    match runtime.block_on(run(command, settings, traces)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("tandem: {err:#}");
@@ -109,14 +121,18 @@ fn config(loaded: &Loaded) -> ExitCode {
     }
 }
 
-async fn run(command: Command, settings: Settings) -> anyhow::Result<()> {
+async fn run(command: Command, settings: Settings, traces: Option<ExportSettings>) -> anyhow::Result<()> {
     match command {
         Command::Config => unreachable!("answered before the runtime starts"),
         Command::Serve => {
             // Handlers first: a SIGTERM that arrives while starting must stop us gracefully too.
             let stop = shutdown_signal()?;
+            let exporting = traces.as_ref().map(telemetry::export::start).transpose()?;
             let app = Application::build(settings).await?;
             app.run_until_stopped(stop).await?;
+            if let Some(exporting) = exporting {
+                exporting.flush(TRACE_FLUSH).await;
+            }
             tracing::info!("stopped");
             Ok(())
         }

@@ -238,6 +238,12 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
             fallbacks,
         ));
     }
+    gauges.push((
+        "tandem_spans_dropped_total",
+        "counter",
+        "Spans not exported: the queue was full, or the collector was down or too slow.",
+        crate::telemetry::export::spans_dropped() as f64,
+    ));
     let mut text = state.metrics.render(&gauges);
     if let Some(keys) = state.verifier.remote() {
         text.push_str(&keys.metrics());

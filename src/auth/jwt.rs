@@ -162,6 +162,11 @@ impl Verifier {
                 return Err(Refused::Invalid("expired"));
             }
         }
+        crate::telemetry::traces::token_verification(self.verify_uncached(token)).await
+    }
+
+    /// The signature, the key (read from the provider when it must be) and the claims.
+    async fn verify_uncached(&self, token: &str) -> Result<Arc<Principal>, Refused> {
         if names_critical_extensions(token) {
             return Err(Refused::Invalid("critical header extensions (crit) are not understood"));
         }

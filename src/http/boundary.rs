@@ -20,6 +20,7 @@ use crate::{
         activity::{Outcome, Seen},
         metrics::method_label,
     },
+    telemetry::traces::{Answered, RequestSpan},
     wire::{
         about::record_of,
         body_limit::BodyTooLarge,
@@ -36,11 +37,12 @@ const API_VERSION: HeaderName = HeaderName::from_static("api-version");
 const API_DEPRECATED_VERSIONS: HeaderName = HeaderName::from_static("api-deprecated-versions");
 
 pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
-    let info = Arc::new(RequestInfo::new(&req));
+    let trace = RequestSpan::begin(&req);
+    let info = Arc::new(RequestInfo::new(&req, trace.trace_id));
     req.extensions_mut().insert(info.clone());
     let method = req.method().clone();
     let authenticated = req.headers().contains_key(header::AUTHORIZATION);
-    let span = tracing::info_span!("request", correlation_id = %info.correlation_id);
+    let span = tracing::info_span!("request", correlation_id = %info.correlation_id, trace_id = %info.trace_id);
     let cors_origin = state.cors.allowed_origin(&req);
     let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
 
@@ -58,7 +60,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             // The deadline counts from the request's own start: one clock reading fewer.
             let deadline = tokio::time::Instant::from_std(info.started) + state.settings.http.request_timeout();
             let call = tokio::time::timeout_at(deadline, AssertUnwindSafe(inner).catch_unwind());
-            match call.instrument(span.clone()).await {
+            match trace.run(call.instrument(span.clone())).await {
                 Ok(Ok(result)) => result.map(IntoResponse::into_response),
                 Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
                 Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
@@ -114,6 +116,18 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
 
     let elapsed = info.started.elapsed();
     record(&state, &info, &method, learned, response.status().as_u16(), now, elapsed);
+    if trace.is_recording() {
+        // The template in the client's URI space: `/api/v2/users/{id}`, or a legacy `/users/{id}`.
+        let route = info.route().map(|r| format!("{}{r}", info.base_path()));
+        trace.end(Answered {
+            method: method.as_str(),
+            route: route.as_deref(),
+            status: response.status().as_u16(),
+            version: info.version(),
+            tenant: info.tenant().map(|t| &**t),
+            correlation_id: &info.correlation_id,
+        });
+    }
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
@@ -224,6 +238,7 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
         lang: info.lang,
         path,
         correlation_id: &info.correlation_id,
+        trace_id: &info.trace_id.to_string(),
     };
     render(&api, &ctx)
 }

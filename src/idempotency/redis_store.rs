@@ -7,6 +7,7 @@
 //! release of our own marker behind it, on the same connection: Redis runs a connection's
 //! commands in order, so the release runs after the late claim and frees the key.
 
+use crate::telemetry::traces;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -128,17 +129,18 @@ impl IdempotencyStore for RedisStore {
             let options = redis::SetOptions::default()
                 .conditional_set(redis::ExistenceCheck::NX)
                 .with_expiration(redis::SetExpiry::PX(lease.as_millis() as u64));
-            let set: Option<String> = match self.bounded(connection.set_options(&key, marker, options)).await {
-                Ok(set) => set,
-                Err(err) => {
-                    self.abandon(&connection, &key, &token, lease);
-                    return Err(err);
-                }
-            };
+            let set: Option<String> =
+                match self.bounded(traces::redis("SET", connection.set_options(&key, marker, options))).await {
+                    Ok(set) => set,
+                    Err(err) => {
+                        self.abandon(&connection, &key, &token, lease);
+                        return Err(err);
+                    }
+                };
             if set.is_some() {
                 return Ok(Claim::Started(token));
             }
-            let current: Option<String> = self.bounded(connection.get(&key)).await?;
+            let current: Option<String> = self.bounded(traces::redis("GET", connection.get(&key))).await?;
             if let Some(claim) = current.as_deref().and_then(|v| parse(v, fingerprint)) {
                 return Ok(claim);
             }
@@ -157,7 +159,7 @@ impl IdempotencyStore for RedisStore {
         let mut connection = self.connection().await?;
         let mut invocation = self.complete.key(key(scope));
         invocation.arg(token).arg(value).arg(RESULT_TTL.as_millis() as u64);
-        let _: i64 = self.bounded(invocation.invoke_async(&mut connection)).await?;
+        let _: i64 = self.bounded(traces::redis("EVALSHA", invocation.invoke_async(&mut connection))).await?;
         Ok(())
     }
 
@@ -165,13 +167,13 @@ impl IdempotencyStore for RedisStore {
         let mut connection = self.connection().await?;
         let mut invocation = self.release.key(key(scope));
         invocation.arg(token);
-        let _: i64 = self.bounded(invocation.invoke_async(&mut connection)).await?;
+        let _: i64 = self.bounded(traces::redis("EVALSHA", invocation.invoke_async(&mut connection))).await?;
         Ok(())
     }
 
     async fn ping(&self) -> Result<(), Unavailable> {
         let mut connection = self.connection().await?;
-        let _: String = self.bounded(redis::cmd("PING").query_async(&mut connection)).await?;
+        let _: String = self.bounded(traces::redis("PING", redis::cmd("PING").query_async(&mut connection))).await?;
         Ok(())
     }
 }

@@ -6,6 +6,7 @@
 //! spending them locally; if Redis doesn't answer, the instance falls back to its own bucket
 //! rather than failing traffic.
 
+use crate::telemetry::traces;
 use std::{
     collections::HashMap,
     sync::Mutex,
@@ -131,7 +132,7 @@ impl RateLimiter {
         invocation.arg(self.rate).arg(self.burst).arg(millis).arg(self.chunk());
         let call = async {
             let mut connection = shared.link.connection().await?;
-            invocation.invoke_async::<(u32, u32, u64)>(&mut connection).await
+            traces::redis("EVALSHA", invocation.invoke_async::<(u32, u32, u64)>(&mut connection)).await
         };
         let answer = match tokio::time::timeout(Duration::from_millis(250), call).await {
             Ok(Ok(answer)) => Some(answer),

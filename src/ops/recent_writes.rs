@@ -6,6 +6,7 @@
 //! marks too: a client's next request may land on another instance. When Redis does not answer,
 //! reads take the primary: a slower answer, never a stale one.
 
+use crate::telemetry::traces;
 use std::{
     collections::HashMap,
     sync::Mutex,
@@ -47,7 +48,7 @@ impl RecentWrites {
         if let Some(link) = &self.shared {
             let mut set = redis::cmd("SET");
             set.arg(&key).arg(1).arg("PX").arg(self.window.as_millis() as u64);
-            if bounded::<()>(link, set).await.is_none() {
+            if bounded::<()>(link, "SET", set).await.is_none() {
                 tracing::warn!("recent writes: redis did not take the mark; other instances may read a replica");
             }
         }
@@ -62,16 +63,16 @@ impl RecentWrites {
         let Some(link) = &self.shared else { return false };
         let mut exists = redis::cmd("EXISTS");
         exists.arg(&key);
-        bounded(link, exists).await.unwrap_or(true)
+        bounded(link, "EXISTS", exists).await.unwrap_or(true)
     }
 }
 
 /// Runs `command` on the shared Redis within [`CALL_TIMEOUT`]; `None` when it failed, which
 /// the link hears of (a failover is looked for before the next call).
-async fn bounded<T: redis::FromRedisValue>(link: &RedisLink, command: redis::Cmd) -> Option<T> {
+async fn bounded<T: redis::FromRedisValue>(link: &RedisLink, name: &'static str, command: redis::Cmd) -> Option<T> {
     let call = async {
         let mut connection = link.connection().await?;
-        command.query_async::<T>(&mut connection).await
+        traces::redis(name, command.query_async::<T>(&mut connection)).await
     };
     match tokio::time::timeout(CALL_TIMEOUT, call).await {
         Ok(Ok(answer)) => Some(answer),

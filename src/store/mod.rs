@@ -8,6 +8,7 @@ pub mod lists;
 mod postgres;
 pub mod query;
 mod sqlite;
+mod traced;
 
 use std::{sync::Arc, time::Duration};
 

@@ -11,6 +11,8 @@ use poem::{
     http::{HeaderName, header::ACCEPT_LANGUAGE},
 };
 
+use opentelemetry::trace::TraceId;
+
 use super::error::i18n::Lang;
 
 // A constant name: one given as a string is parsed and hashed again on every use.
@@ -18,6 +20,8 @@ pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlatio
 
 pub struct RequestInfo {
     pub correlation_id: Box<str>,
+    /// The trace the request runs in: its caller's (`traceparent`) or a new one.
+    pub trace_id: TraceId,
     /// The request target as the client sent it.
     pub target: poem::http::Uri,
     pub lang: Lang,
@@ -57,7 +61,7 @@ pub enum Refusal {
 }
 
 impl RequestInfo {
-    pub fn new(req: &Request) -> Self {
+    pub fn new(req: &Request, trace_id: TraceId) -> Self {
         let correlation_id = req
             .headers()
             .get(CORRELATION_HEADER)
@@ -70,6 +74,7 @@ impl RequestInfo {
         let lang = Lang::negotiate(req.headers().get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
         Self {
             correlation_id,
+            trace_id,
             target: req.uri().clone(),
             lang,
             started: Instant::now(),

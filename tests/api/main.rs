@@ -26,6 +26,7 @@ mod outage;
 mod plugins;
 mod settings;
 mod tenants;
+mod traces;
 mod user_totals;
 mod users;
 mod v2_users;
@@ -64,5 +65,6 @@ fn main() {
         plugins::scenarios(),
         settings::scenarios(),
         workbench::scenarios(),
+        traces::scenarios(),
     ]);
 }

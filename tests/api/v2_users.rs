@@ -95,6 +95,7 @@ async fn errors_are_problem_details(backend: Backend) {
     let reply = send(
         app.request(Method::POST, "/api/v2/users")
             .header("x-correlation-id", "p-1")
+            .header("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
             .json(&json!({"name": "", "email": "x", "age": 1})),
     )
     .await;
@@ -105,6 +106,7 @@ async fn errors_are_problem_details(backend: Backend) {
         json!({
             "type": "/problems/validation-error", "title": "Validation failed", "status": 400,
             "detail": "3 input(s) are invalid", "instance": "/api/v2/users", "correlationId": "p-1",
+            "traceId": "0af7651916cd43dd8448eb211c80319c",
             "errors": [
                 {"pointer": "/name", "code": "blank", "message": "must not be blank"},
                 {"pointer": "/email", "code": "email", "message": "must be a valid e-mail address"},

@@ -1,5 +1,6 @@
 //! PostgreSQL: customers and import reports (an import's writing is in `imports`).
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, postgres::PgRow};
@@ -81,7 +82,9 @@ impl CustomerStore for PgStore {
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
         let sql = format!("SELECT {} FROM customers WHERE tenant = $1 AND id = $2", CUSTOMER_COLUMNS);
         timed(self.timeout, async {
-            let row = self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(c).await).await?;
+            let row = self
+                .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(c)).await)
+                .await?;
             row.map(customer_from).transpose().map_err(classify)
         })
         .await
@@ -100,7 +103,9 @@ impl CustomerStore for PgStore {
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
         let sql = format!("SELECT {REPORT_COLUMNS} FROM imports WHERE tenant = $1 AND id = $2");
         timed(self.timeout, async {
-            let row = self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(c).await).await?;
+            let row = self
+                .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(c)).await)
+                .await?;
             row.as_ref().map(report_from).transpose().map_err(classify)
         })
         .await
@@ -115,8 +120,9 @@ impl CustomerStore for PgStore {
             "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = $1 AND idempotency_scope = $2"
         );
         timed(self.timeout, async {
-            let row =
-                self.with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(c).await).await?;
+            let row = self
+                .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(traced(c)).await)
+                .await?;
             row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
                 .transpose()
                 .map_err(classify)

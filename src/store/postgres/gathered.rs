@@ -14,6 +14,8 @@
 //! never written, and a sealed one is waited for, which the database's own statement limit
 //! bounds.
 
+use crate::store::traced::traced;
+use crate::telemetry::traces::{self, Db};
 use std::{
     sync::{
         Arc,
@@ -148,6 +150,12 @@ impl Gathered {
 
     /// Writes `user`, or answers `Unavailable` after `limit` only when it will never be written.
     pub async fn insert(&self, tenant: &str, user: &NewUser, limit: Duration) -> StoreResult<User> {
+        // A writer runs the statement, for many requests at once: each request's span covers its
+        // row's wait and write, named by the statement that writes many.
+        traces::statement(Db::Postgres, INSERT_MANY, self.gather(tenant, user, limit)).await
+    }
+
+    async fn gather(&self, tenant: &str, user: &NewUser, limit: Duration) -> StoreResult<User> {
         let deadline = tokio::time::Instant::now() + limit;
         let (reply, mut answer) = oneshot::channel();
         let ticket = Arc::new(Ticket::default());
@@ -282,7 +290,7 @@ async fn insert_one(c: &mut PgConnection, tenant: &str, user: &NewUser) -> Resul
         .bind(user.now)
         .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
         .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-        .fetch_one(c)
+        .fetch_one(traced(c))
         .await
 }
 
@@ -298,6 +306,6 @@ async fn insert_many(c: &mut PgConnection, batch: &[Pending]) -> Result<Vec<PgRo
         .bind(batch.iter().map(|p| p.user.now).collect::<Vec<_>>())
         .bind(column(|p| p.user.idempotency.as_ref().map(|i| i.scope.as_str())))
         .bind(column(|p| p.user.idempotency.as_ref().map(|i| i.fingerprint.as_str())))
-        .fetch_all(c)
+        .fetch_all(traced(c))
         .await
 }

@@ -3,6 +3,7 @@
 //! temporary table (dropped at commit), so finding a duplicate costs no memory here however
 //! large the file. The counters move once, at commit.
 
+use crate::store::traced::traced;
 use std::{collections::BTreeMap, time::Duration};
 
 use async_trait::async_trait;
@@ -48,14 +49,14 @@ impl PgStore {
         let limit = server_side_limit(budget).as_millis().to_string();
         import
             .run(async |c| {
-                sqlx::query("BEGIN").execute(&mut *c).await?;
+                sqlx::query("BEGIN").execute(traced(&mut *c)).await?;
                 // Local to the transaction: gone with it, however it ends.
-                sqlx::query("SELECT set_config('statement_timeout', $1, true)").bind(&limit).execute(&mut *c).await?;
+                sqlx::query("SELECT set_config('statement_timeout', $1, true)").bind(&limit).execute(traced(&mut *c)).await?;
                 sqlx::query(
                     "CREATE TEMPORARY TABLE import_lines (customer_number TEXT COLLATE \"C\" PRIMARY KEY, \
                      line BIGINT NOT NULL) ON COMMIT DROP",
                 )
-                .execute(&mut *c)
+                .execute(traced(&mut *c))
                 .await?;
                 // The report's row, final at commit; taking it now claims the keyed request.
                 sqlx::query(
@@ -67,7 +68,7 @@ impl PgStore {
                 .bind(created_at)
                 .bind(idempotency.map(|i| i.scope.as_str()))
                 .bind(idempotency.map(|i| i.fingerprint.as_str()))
-                .execute(&mut *c)
+                .execute(traced(&mut *c))
                 .await
                 .map(drop)
             })
@@ -99,7 +100,7 @@ impl PgImport {
             .bind(&tenant)
             .bind(&branches)
             .bind(&counts)
-            .execute(c)
+            .execute(traced(c))
             .await
             .map(drop)
         })
@@ -116,7 +117,7 @@ impl ImportWriter for PgImport {
         let sql = "WITH input AS (SELECT * FROM UNNEST($1::text[], $2::bigint[]) AS t(customer_number, line)), \
                    noted AS (INSERT INTO import_lines SELECT * FROM input ON CONFLICT DO NOTHING) \
                    SELECT customer_number, l.line FROM input JOIN import_lines l USING (customer_number)";
-        let rows = self.run(async |c| sqlx::query(sql).bind(&keys).bind(&lines).fetch_all(c).await).await?;
+        let rows = self.run(async |c| sqlx::query(sql).bind(&keys).bind(&lines).fetch_all(traced(c)).await).await?;
         let mut earlier = std::collections::HashMap::with_capacity(rows.len());
         for row in rows {
             let number: String = row.try_get(0).map_err(classify)?;
@@ -147,7 +148,7 @@ impl ImportWriter for PgImport {
                 .bind(column(|c| c.phone.as_str()))
                 .bind(column(|c| c.branch_code.as_str()))
                 .bind(customers.iter().map(|c| c.created_date).collect::<Vec<_>>())
-                .fetch_all(c)
+                .fetch_all(traced(c))
                 .await
             })
             .await?;
@@ -178,9 +179,9 @@ impl ImportWriter for PgImport {
             .bind(report.created as i64)
             .bind(report.skipped as i64)
             .bind(&errors)
-            .execute(&mut *c)
+            .execute(traced(&mut *c))
             .await?;
-            sqlx::query("COMMIT").execute(&mut *c).await.map(drop)
+            sqlx::query("COMMIT").execute(traced(&mut *c)).await.map(drop)
         })
         .await?;
         self.conn.finished();

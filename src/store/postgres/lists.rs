@@ -1,6 +1,7 @@
 //! List pages and their exact totals: pipelined when the page reads one short index range
 //! (page 0, a cursor slice), on a held connection otherwise.
 
+use crate::store::traced::traced;
 use sqlx::{Row as _, postgres::PgRow};
 
 use super::{PgStore, bind_all, read_total};
@@ -47,7 +48,7 @@ impl PgStore {
         // request of a busy pool holding one and waiting for another.
         let (rows, total) = self
             .with_conn(async |c| {
-                let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&mut *c).await?;
+                let rows = bind_all(sqlx::query(&sql), &params).fetch_all(traced(&mut *c)).await?;
                 let total = match (count, &list.counter, rows.first(), known) {
                     (false, ..) => None,
                     (true, Some(_), Some(row), _) => Some(row.try_get::<i64, _>("total")? as u64),

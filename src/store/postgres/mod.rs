@@ -1,5 +1,6 @@
 //! PostgreSQL backend.
 
+use crate::store::traced::traced;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
@@ -33,7 +34,7 @@ fn bind_all<'q>(
 /// The exact total of `list`: its counter's value, or a count of its matches.
 async fn read_total(c: &mut PgConnection, list: &ListSql<'_>) -> Result<u64, sqlx::Error> {
     let (sql, params) = list.total(Dialect::Postgres);
-    let row = bind_all(sqlx::query(&sql), &params).fetch_optional(c).await?;
+    let row = bind_all(sqlx::query(&sql), &params).fetch_optional(traced(c)).await?;
     // No counter row yet: nothing was ever written for that tenant or branch.
     Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
@@ -145,13 +146,13 @@ impl PgStore {
 /// imports, VACUUM) outlast the limit every connection starts with. Undo with [`restore_limit`].
 async fn lift_limit(c: &mut PgConnection, timeout: Duration) -> Result<(), sqlx::Error> {
     let limit = super::server_side_limit(super::with_import_budget(timeout)).as_millis().to_string();
-    sqlx::query("SELECT set_config('statement_timeout', $1, false)").bind(limit).execute(c).await?;
+    sqlx::query("SELECT set_config('statement_timeout', $1, false)").bind(limit).execute(traced(c)).await?;
     Ok(())
 }
 
 /// Back to the statement limit the connection started with.
 async fn restore_limit(c: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("RESET statement_timeout").execute(c).await?;
+    sqlx::query("RESET statement_timeout").execute(traced(c)).await?;
     Ok(())
 }
 
@@ -200,7 +201,7 @@ impl Store for PgStore {
     /// idle ones back to sqlx (see `held`), and the second try runs on a tested connection.
     async fn ping(&self) -> StoreResult<()> {
         timed(self.timeout, async {
-            let select_one = async |c: &mut PgConnection| sqlx::query("SELECT 1").execute(c).await.map(drop);
+            let select_one = async |c: &mut PgConnection| sqlx::query("SELECT 1").execute(traced(c)).await.map(drop);
             match self.with_conn(select_one).await {
                 Err(_) => self.with_conn(select_one).await,
                 answered => answered,
@@ -231,7 +232,8 @@ impl Store for PgStore {
             // still read every row.
             self.with_conn(async |c| {
                 lift_limit(c, self.timeout).await?;
-                let done = sqlx::query("VACUUM ANALYZE users, customers, customer_counts").execute(&mut *c).await;
+                let done =
+                    sqlx::query("VACUUM ANALYZE users, customers, customer_counts").execute(traced(&mut *c)).await;
                 restore_limit(c).await?;
                 done
             })

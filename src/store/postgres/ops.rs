@@ -1,5 +1,6 @@
 //! PostgreSQL: maintenance mode and usage.
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{Connection, Row};
@@ -16,7 +17,9 @@ impl OpsStore for PgStore {
         timed(self.timeout, async {
             let row = self
                 .with_conn(async |c| {
-                    sqlx::query("SELECT enabled, retry_after FROM maintenance WHERE id = 1").fetch_optional(c).await
+                    sqlx::query("SELECT enabled, retry_after FROM maintenance WHERE id = 1")
+                        .fetch_optional(traced(c))
+                        .await
                 })
                 .await?;
             row.map(|r| Ok((r.try_get::<bool, _>(0)?, r.try_get::<i32, _>(1)? as u32))).transpose().map_err(classify)
@@ -34,7 +37,7 @@ impl OpsStore for PgStore {
                 .bind(enabled)
                 .bind(retry_after as i32)
                 .bind(now)
-                .execute(c)
+                .execute(traced(c))
                 .await
             })
             .await?;
@@ -63,7 +66,7 @@ impl OpsStore for PgStore {
                     .bind(row.requests as i64)
                     .bind(row.first_seen)
                     .bind(row.last_seen)
-                    .execute(&mut *tx)
+                    .execute(traced(&mut *tx))
                     .await
                     ?;
                 }
@@ -84,7 +87,7 @@ impl OpsStore for PgStore {
                     )
                     .bind(i32::from(version))
                     .bind(since.date_naive())
-                    .fetch_all(c)
+                    .fetch_all(traced(c))
                     .await
                 })
                 .await?;

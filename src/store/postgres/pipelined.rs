@@ -12,6 +12,7 @@
 //! wait on row locks, so nothing queued behind one waits long. Everything else stays on sqlx's
 //! pool.
 
+use crate::telemetry::traces::{self, Db};
 use std::{
     collections::HashMap,
     str::FromStr,
@@ -111,7 +112,7 @@ impl Pipelined {
         let (types, values) = (&types, &values);
         self.run(|session| async move {
             let statement = session.statement(sql, types).await?;
-            session.client.query(&statement, values).await
+            traces::statement(Db::Postgres, sql, session.client.query(&statement, values)).await
         })
         .await
     }
@@ -224,8 +225,15 @@ fn param_value(value: &SqlValue) -> &(dyn ToSql + Sync) {
 
 async fn query_user(session: &Session, tenant: &str, id: &UserRef) -> Result<Option<Row>, tokio_postgres::Error> {
     match id {
-        UserRef::Id(id) => session.client.query_opt(&session.user_by_id, &[&tenant, id]).await,
-        UserRef::Uuid(uuid) => session.client.query_opt(&session.user_by_uuid, &[&tenant, uuid]).await,
+        UserRef::Id(id) => {
+            traces::statement(Db::Postgres, USER_BY_ID, session.client.query_opt(&session.user_by_id, &[&tenant, id]))
+                .await
+        }
+        UserRef::Uuid(uuid) => {
+            let params: [&(dyn ToSql + Sync); 2] = [&tenant, uuid];
+            traces::statement(Db::Postgres, USER_BY_UUID, session.client.query_opt(&session.user_by_uuid, &params))
+                .await
+        }
     }
 }
 

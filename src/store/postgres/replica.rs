@@ -7,6 +7,7 @@
 //! does not answer, or lags past the limit, is skipped until a check finds it back; a list that
 //! fails on it is read again from the primary, and the replica is skipped until the next check.
 
+use crate::store::traced::traced;
 use std::{
     collections::VecDeque,
     sync::{
@@ -155,7 +156,7 @@ async fn monitor(replica: std::sync::Weak<Replica>, primary: PgPool) {
 }
 
 async fn primary_position(primary: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint").fetch_one(primary).await
+    sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint").fetch_one(traced(primary)).await
 }
 
 /// The replica's replayed WAL position; `None` when the server is not a replica.
@@ -166,7 +167,7 @@ async fn replayed_position(replica: &PgStore) -> Result<Option<i64>, StoreError>
                 "SELECT CASE WHEN pg_is_in_recovery() \
                  THEN (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint END",
             )
-            .fetch_one(c)
+            .fetch_one(traced(c))
             .await
         })
         .await

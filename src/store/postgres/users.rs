@@ -1,5 +1,6 @@
 //! PostgreSQL: users.
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, postgres::PgRow};
@@ -62,7 +63,7 @@ impl UserStore for PgStore {
                 .bind(column(|u| u.fields.email.key()))
                 .bind(users.iter().map(|u| u.fields.age.map(|a| a.get())).collect::<Vec<_>>())
                 .bind(users.iter().map(|u| u.now).collect::<Vec<_>>())
-                .execute(&mut *c)
+                .execute(traced(&mut *c))
                 .await;
                 restore_limit(c).await?;
                 done
@@ -80,8 +81,9 @@ impl UserStore for PgStore {
             ", idempotency_fingerprint FROM users WHERE tenant = $1 AND idempotency_scope = $2"
         );
         timed(self.timeout, async {
-            let row =
-                self.with_conn(async |c| sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(c).await).await?;
+            let row = self
+                .with_conn(async |c| sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(traced(c)).await)
+                .await?;
             row.map(|row| {
                 let fingerprint: String = row.try_get("idempotency_fingerprint")?;
                 Ok((user_from(row)?, fingerprint))
@@ -98,8 +100,9 @@ impl UserStore for PgStore {
         }
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
-            let row =
-                self.with_conn(async |c| bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(c).await).await?;
+            let row = self
+                .with_conn(async |c| bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(traced(c)).await)
+                .await?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
@@ -140,7 +143,7 @@ impl UserStore for PgStore {
                         .bind(fields.age.map(|a| a.get()))
                         .bind(now)
                         .bind(expected_version)
-                        .fetch_optional(c)
+                        .fetch_optional(traced(c))
                         .await
                 })
                 .await?;
@@ -154,7 +157,7 @@ impl UserStore for PgStore {
         timed(self.timeout, async {
             let done = self
                 .with_conn(async |c| {
-                    bind_ref(sqlx::query(sql).bind(tenant), id).bind(expected_version).execute(c).await
+                    bind_ref(sqlx::query(sql).bind(tenant), id).bind(expected_version).execute(traced(c)).await
                 })
                 .await?;
             Ok(done.rows_affected() > 0)

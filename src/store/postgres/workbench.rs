@@ -1,5 +1,6 @@
 //! PostgreSQL: the migration workbench's activity, pins, brownouts and audit trail.
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Connection, PgConnection, Row, postgres::PgRow};
@@ -26,7 +27,7 @@ async fn insert_audit(c: &mut PgConnection, audit: &AuditEntry) -> Result<(), sq
         .bind(&audit.target)
         .bind(&audit.before)
         .bind(&audit.after)
-        .execute(c)
+        .execute(traced(c))
         .await
         .map(|_| ())
 }
@@ -120,7 +121,7 @@ impl WorkbenchStore for PgStore {
                     .bind(row.rehearsals as i64)
                     .bind(row.last_rehearsal)
                     .bind(row.refusals as i64)
-                    .execute(&mut *tx)
+                    .execute(traced(&mut *tx))
                     .await?;
                 }
                 for row in &batch.routes {
@@ -140,7 +141,7 @@ impl WorkbenchStore for PgStore {
                     .bind(row.requests as i64)
                     .bind(row.first_seen)
                     .bind(row.last_seen)
-                    .execute(&mut *tx)
+                    .execute(traced(&mut *tx))
                     .await?;
                 }
                 for row in &batch.exposures {
@@ -159,7 +160,7 @@ impl WorkbenchStore for PgStore {
                     .bind(&row.change)
                     .bind(row.requests as i64)
                     .bind(row.last_seen)
-                    .execute(&mut *tx)
+                    .execute(traced(&mut *tx))
                     .await?;
                 }
                 tx.commit().await
@@ -182,7 +183,7 @@ impl WorkbenchStore for PgStore {
                     ))
                     .bind(tenant)
                     .bind(subject)
-                    .fetch_all(&mut *c)
+                    .fetch_all(traced(&mut *c))
                     .await?;
                     let routes = sqlx::query(&format!(
                         "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
@@ -190,7 +191,7 @@ impl WorkbenchStore for PgStore {
                     ))
                     .bind(tenant)
                     .bind(subject)
-                    .fetch_all(&mut *c)
+                    .fetch_all(traced(&mut *c))
                     .await?;
                     let exposures = sqlx::query(&format!(
                         "SELECT version, tenant, subject, method, route, change, requests, last_seen \
@@ -198,7 +199,7 @@ impl WorkbenchStore for PgStore {
                     ))
                     .bind(tenant)
                     .bind(subject)
-                    .fetch_all(&mut *c)
+                    .fetch_all(traced(&mut *c))
                     .await?;
                     Ok((versions, routes, exposures))
                 })
@@ -215,7 +216,7 @@ impl WorkbenchStore for PgStore {
                     sqlx::query(
                         "SELECT tenant, version, previous, changed_at, changed_by FROM tenant_versions ORDER BY tenant",
                     )
-                    .fetch_all(c)
+                    .fetch_all(traced(c))
                     .await
                 })
                 .await?;
@@ -249,7 +250,7 @@ impl WorkbenchStore for PgStore {
                 .bind(pin.previous.map(i32::from))
                 .bind(pin.changed_at)
                 .bind(&pin.changed_by)
-                .execute(&mut *tx)
+                .execute(traced(&mut *tx))
                 .await?;
                 insert_audit(&mut tx, audit).await?;
                 tx.commit().await
@@ -267,7 +268,7 @@ impl WorkbenchStore for PgStore {
                         "SELECT id, version, starts_at, ends_at, tenant, subject, created_at, created_by, ended_at \
                          FROM brownouts ORDER BY created_at DESC, starts_at DESC",
                     )
-                    .fetch_all(c)
+                    .fetch_all(traced(c))
                     .await
                 })
                 .await?;
@@ -292,7 +293,7 @@ impl WorkbenchStore for PgStore {
                 .bind(&brownout.subject)
                 .bind(brownout.created_at)
                 .bind(&brownout.created_by)
-                .execute(&mut *tx)
+                .execute(traced(&mut *tx))
                 .await?;
                 insert_audit(&mut tx, audit).await?;
                 tx.commit().await
@@ -309,7 +310,7 @@ impl WorkbenchStore for PgStore {
                 let ended = sqlx::query("UPDATE brownouts SET ended_at = COALESCE(ended_at, $2) WHERE id = $1")
                     .bind(id)
                     .bind(at)
-                    .execute(&mut *tx)
+                    .execute(traced(&mut *tx))
                     .await?
                     .rows_affected();
                 if ended == 0 {
@@ -334,7 +335,7 @@ impl WorkbenchStore for PgStore {
                 .with_conn(async |c| {
                     sqlx::query("SELECT at, actor, action, target, before, after FROM audit ORDER BY id DESC LIMIT $1")
                         .bind(i64::from(limit))
-                        .fetch_all(c)
+                        .fetch_all(traced(c))
                         .await
                 })
                 .await?;

@@ -1,5 +1,6 @@
 //! SQLite: customers and import reports (an import's writing is in `imports`).
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, sqlite::SqliteRow};
@@ -63,7 +64,7 @@ impl CustomerStore for SqliteStore {
                 false => None,
             };
             let (sql, params) = list.page_knowing(Dialect::Sqlite, known);
-            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
+            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(traced(&self.pool)).await.map_err(classify)?;
             let total = match (query.count, &list.counter, rows.first()) {
                 (false, _, _) => None,
                 (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
@@ -81,7 +82,8 @@ impl CustomerStore for SqliteStore {
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
         let sql = format!("SELECT {} FROM customers WHERE tenant = ?1 AND id = ?2", CUSTOMER_COLUMNS);
         timed(self.timeout, async {
-            let row = sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row =
+                sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(&self.pool)).await.map_err(classify)?;
             row.map(customer_from).transpose().map_err(classify)
         })
         .await
@@ -103,7 +105,7 @@ impl CustomerStore for SqliteStore {
             let row = sqlx::query(&sql)
                 .bind(tenant)
                 .bind(id.to_string())
-                .fetch_optional(&self.pool)
+                .fetch_optional(traced(&self.pool))
                 .await
                 .map_err(classify)?;
             row.as_ref().map(report_from).transpose().map_err(classify)
@@ -120,7 +122,12 @@ impl CustomerStore for SqliteStore {
             "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = ?1 AND idempotency_scope = ?2"
         );
         timed(self.timeout, async {
-            let row = sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row = sqlx::query(&sql)
+                .bind(tenant)
+                .bind(scope)
+                .fetch_optional(traced(&self.pool))
+                .await
+                .map_err(classify)?;
             row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
                 .transpose()
                 .map_err(classify)

@@ -7,6 +7,7 @@
 //! Temporary tables belong to the connection: they are created fresh for each import, and the
 //! connection is closed if the import ends without a commit.
 
+use crate::store::traced::traced;
 use std::{collections::HashMap, collections::HashSet, time::Duration};
 
 use async_trait::async_trait;
@@ -57,7 +58,7 @@ impl SqliteStore {
                 let earlier = sqlx::query("SELECT 1 FROM imports WHERE tenant = ?1 AND idempotency_scope = ?2")
                     .bind(tenant)
                     .bind(&key.scope)
-                    .fetch_optional(&mut *conn)
+                    .fetch_optional(traced(&mut *conn))
                     .await
                     .map_err(classify)?;
                 if earlier.is_some() {
@@ -71,7 +72,7 @@ impl SqliteStore {
                 "CREATE TEMPORARY TABLE import_rows (customer_number TEXT NOT NULL, name TEXT NOT NULL, \
                  email TEXT NOT NULL, phone TEXT NOT NULL, branch_code TEXT NOT NULL, created_date INTEGER NOT NULL)",
             ] {
-                sqlx::query(statement).execute(&mut *conn).await.map_err(classify)?;
+                sqlx::query(statement).execute(traced(&mut *conn)).await.map_err(classify)?;
             }
             Ok(SqliteImport {
                 conn,
@@ -102,7 +103,7 @@ impl ImportWriter for SqliteImport {
                     list.push_bind(*number);
                 }
                 noted.push(")");
-                for row in noted.build().fetch_all(&mut *conn).await.map_err(classify)? {
+                for row in noted.build().fetch_all(traced(&mut *conn)).await.map_err(classify)? {
                     let number: String = row.try_get(0).map_err(classify)?;
                     earlier.insert(number, row.try_get::<i64, _>(1).map_err(classify)? as u64);
                 }
@@ -112,7 +113,7 @@ impl ImportWriter for SqliteImport {
                     row.push_bind(*number).push_bind(*line as i64);
                 });
                 note.push(" ON CONFLICT DO NOTHING");
-                note.build().execute(&mut *conn).await.map_err(classify)?;
+                note.build().execute(traced(&mut *conn)).await.map_err(classify)?;
             }
             Ok(numbers.iter().map(|(n, _)| earlier.get(*n).copied()).collect())
         })
@@ -132,7 +133,7 @@ impl ImportWriter for SqliteImport {
                     list.push_bind(customer.customer_number.as_str());
                 }
                 existing.push(")");
-                for row in existing.build().fetch_all(&mut *conn).await.map_err(classify)? {
+                for row in existing.build().fetch_all(traced(&mut *conn)).await.map_err(classify)? {
                     stored.insert(row.try_get::<String, _>(0).map_err(classify)?);
                 }
                 let staged: Vec<&NewCustomer> =
@@ -151,7 +152,7 @@ impl ImportWriter for SqliteImport {
                         .push_bind(c.branch_code.as_str())
                         .push_bind(c.created_date.timestamp());
                 });
-                stage.build().execute(&mut *conn).await.map_err(classify)?;
+                stage.build().execute(traced(&mut *conn)).await.map_err(classify)?;
             }
             Ok(stored)
         })
@@ -178,7 +179,7 @@ impl ImportWriter for SqliteImport {
             .bind(this.created_at.timestamp())
             .bind(this.idempotency.as_ref().map(|i| i.scope.as_str()))
             .bind(this.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-            .execute(&mut *tx)
+            .execute(traced(&mut *tx))
             .await
             .map_err(classify)?;
             sqlx::query(
@@ -188,7 +189,7 @@ impl ImportWriter for SqliteImport {
             )
             .bind(&this.tenant)
             .bind(&this.id)
-            .execute(&mut *tx)
+            .execute(traced(&mut *tx))
             .await
             .map_err(classify)?;
             // The tenant's total under '' and each branch's count; `WHERE` keeps SQLite from
@@ -200,13 +201,13 @@ impl ImportWriter for SqliteImport {
                  ON CONFLICT (tenant, branch_code) DO UPDATE SET n = n + excluded.n",
             )
             .bind(&this.tenant)
-            .execute(&mut *tx)
+            .execute(traced(&mut *tx))
             .await
             .map_err(classify)?;
             tx.commit().await.map_err(classify)?;
             this.committed = true;
             for table in ["temp.import_lines", "temp.import_rows"] {
-                if sqlx::query(&format!("DROP TABLE {table}")).execute(&mut *this.conn).await.is_err() {
+                if sqlx::query(&format!("DROP TABLE {table}")).execute(traced(&mut *this.conn)).await.is_err() {
                     // The import is written; closing the connection drops what is left.
                     this.conn.close_on_drop();
                 }

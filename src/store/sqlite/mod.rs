@@ -1,6 +1,7 @@
 //! SQLite backend: the embedded default. WAL lets readers run beside the one writer; a writer
 //! that waits past the timeout answers `Unavailable`.
 
+use crate::store::traced::traced;
 use std::{str::FromStr, time::Duration};
 
 use async_trait::async_trait;
@@ -34,7 +35,7 @@ fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
 /// The exact total of `list`: its counter's value, or a count of its matches.
 async fn read_total(pool: &SqlitePool, list: &ListSql<'_>) -> Result<u64, sqlx::Error> {
     let (sql, params) = list.total(Dialect::Sqlite);
-    let row = bind_all(sqlx::query(&sql), &params).fetch_optional(pool).await?;
+    let row = bind_all(sqlx::query(&sql), &params).fetch_optional(traced(pool)).await?;
     // No counter row yet: nothing was ever written for that tenant or branch.
     Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
@@ -104,7 +105,7 @@ fn classify(err: sqlx::Error) -> StoreError {
 impl Store for SqliteStore {
     async fn ping(&self) -> StoreResult<()> {
         timed(self.timeout, async {
-            sqlx::query("SELECT 1").execute(&self.pool).await.map_err(classify)?;
+            sqlx::query("SELECT 1").execute(traced(&self.pool)).await.map_err(classify)?;
             Ok(())
         })
         .await
@@ -120,7 +121,7 @@ impl Store for SqliteStore {
 
     async fn analyze(&self) -> StoreResult<()> {
         timed(super::with_import_budget(self.timeout), async {
-            sqlx::query("ANALYZE").execute(&self.pool).await.map_err(classify)?;
+            sqlx::query("ANALYZE").execute(traced(&self.pool)).await.map_err(classify)?;
             Ok(())
         })
         .await

@@ -1,5 +1,6 @@
 //! SQLite: maintenance mode and usage.
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::Row;
@@ -19,7 +20,7 @@ impl OpsStore for SqliteStore {
     async fn maintenance(&self) -> StoreResult<Option<(bool, u32)>> {
         timed(self.timeout, async {
             let row = sqlx::query("SELECT enabled, retry_after FROM maintenance WHERE id = 1")
-                .fetch_optional(&self.pool)
+                .fetch_optional(traced(&self.pool))
                 .await
                 .map_err(classify)?;
             row.map(|r| Ok((r.try_get::<bool, _>(0)?, r.try_get::<i64, _>(1)? as u32))).transpose().map_err(classify)
@@ -36,7 +37,7 @@ impl OpsStore for SqliteStore {
             .bind(enabled)
             .bind(i64::from(retry_after))
             .bind(now.timestamp())
-            .execute(&self.pool)
+            .execute(traced(&self.pool))
             .await
             .map_err(classify)?;
             Ok(())
@@ -62,7 +63,7 @@ impl OpsStore for SqliteStore {
                 .bind(row.requests as i64)
                 .bind(row.first_seen.timestamp())
                 .bind(row.last_seen.timestamp())
-                .execute(&mut *tx)
+                .execute(traced(&mut *tx))
                 .await
                 .map_err(classify)?;
             }
@@ -79,7 +80,7 @@ impl OpsStore for SqliteStore {
             )
             .bind(i64::from(version))
             .bind(since.date_naive().to_string())
-            .fetch_all(&self.pool)
+            .fetch_all(traced(&self.pool))
             .await
             .map_err(classify)?;
             rows.into_iter()

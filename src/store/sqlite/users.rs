@@ -1,5 +1,6 @@
 //! SQLite: users.
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, sqlite::SqliteRow};
@@ -74,7 +75,7 @@ impl UserStore for SqliteStore {
                 .bind(user.now.timestamp())
                 .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
                 .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-                .fetch_one(&self.pool)
+                .fetch_one(traced(&self.pool))
                 .await
                 .map_err(classify)?;
             user_from(row).map_err(classify)
@@ -99,7 +100,7 @@ impl UserStore for SqliteStore {
                         .push_bind(u.now.timestamp())
                         .push_bind(u.now.timestamp());
                 });
-                insert.build().execute(&mut *tx).await.map_err(classify)?;
+                insert.build().execute(traced(&mut *tx)).await.map_err(classify)?;
             }
             tx.commit().await.map_err(classify)
         })
@@ -113,7 +114,8 @@ impl UserStore for SqliteStore {
             ", idempotency_fingerprint FROM users WHERE tenant = ?1 AND idempotency_scope = ?2"
         );
         timed(self.timeout, async {
-            let row = sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row =
+                sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(traced(&self.pool)).await.map_err(classify)?;
             row.map(|row| {
                 let fingerprint: String = row.try_get("idempotency_fingerprint")?;
                 Ok((user_from(row)?, fingerprint))
@@ -127,7 +129,10 @@ impl UserStore for SqliteStore {
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
-            let row = bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(&self.pool).await.map_err(classify)?;
+            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
+                .fetch_optional(traced(&self.pool))
+                .await
+                .map_err(classify)?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
@@ -137,7 +142,7 @@ impl UserStore for SqliteStore {
         let list = lists::users(query, tenant);
         timed(self.timeout, async {
             let (sql, params) = list.page(Dialect::Sqlite);
-            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(&self.pool).await.map_err(classify)?;
+            let rows = bind_all(sqlx::query(&sql), &params).fetch_all(traced(&self.pool)).await.map_err(classify)?;
             // The total comes with the rows from the counter; otherwise it is read on its own.
             let total = match (query.count, &list.counter, rows.first()) {
                 (false, _, _) => None,
@@ -171,7 +176,7 @@ impl UserStore for SqliteStore {
                 .bind(fields.age.map(|a| a.get()))
                 .bind(now.timestamp())
                 .bind(expected_version)
-                .fetch_optional(&self.pool)
+                .fetch_optional(traced(&self.pool))
                 .await
                 .map_err(classify)?;
             row.map(user_from).transpose().map_err(classify)
@@ -184,7 +189,7 @@ impl UserStore for SqliteStore {
         timed(self.timeout, async {
             let done = bind_ref(sqlx::query(sql).bind(tenant), id)
                 .bind(expected_version)
-                .execute(&self.pool)
+                .execute(traced(&self.pool))
                 .await
                 .map_err(classify)?;
             Ok(done.rows_affected() > 0)

@@ -1,5 +1,6 @@
 //! SQLite: the migration workbench's activity, pins, brownouts and audit trail.
 
+use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, SqliteConnection, sqlite::SqliteRow};
@@ -41,7 +42,7 @@ async fn insert_audit(c: &mut SqliteConnection, audit: &AuditEntry) -> Result<()
         .bind(&audit.target)
         .bind(&audit.before)
         .bind(&audit.after)
-        .execute(c)
+        .execute(traced(c))
         .await
         .map(|_| ())
 }
@@ -85,7 +86,7 @@ impl WorkbenchStore for SqliteStore {
                     .bind(row.rehearsals as i64)
                     .bind(row.last_rehearsal.map(|t| t.timestamp()))
                     .bind(row.refusals as i64)
-                    .execute(&mut *tx)
+                    .execute(traced(&mut *tx))
                     .await
                     .map_err(classify)?;
             }
@@ -104,7 +105,7 @@ impl WorkbenchStore for SqliteStore {
                 .bind(row.requests as i64)
                 .bind(row.first_seen.timestamp())
                 .bind(row.last_seen.timestamp())
-                .execute(&mut *tx)
+                .execute(traced(&mut *tx))
                 .await
                 .map_err(classify)?;
             }
@@ -122,7 +123,7 @@ impl WorkbenchStore for SqliteStore {
                 .bind(&row.change)
                 .bind(row.requests as i64)
                 .bind(row.last_seen.timestamp())
-                .execute(&mut *tx)
+                .execute(traced(&mut *tx))
                 .await
                 .map_err(classify)?;
             }
@@ -143,7 +144,7 @@ impl WorkbenchStore for SqliteStore {
             ))
             .bind(tenant)
             .bind(subject)
-            .fetch_all(&mut *c)
+            .fetch_all(traced(&mut *c))
             .await
             .map_err(classify)?;
             let routes = sqlx::query(&format!(
@@ -152,7 +153,7 @@ impl WorkbenchStore for SqliteStore {
             ))
             .bind(tenant)
             .bind(subject)
-            .fetch_all(&mut *c)
+            .fetch_all(traced(&mut *c))
             .await
             .map_err(classify)?;
             let exposures = sqlx::query(&format!(
@@ -161,7 +162,7 @@ impl WorkbenchStore for SqliteStore {
             ))
             .bind(tenant)
             .bind(subject)
-            .fetch_all(&mut *c)
+            .fetch_all(traced(&mut *c))
             .await
             .map_err(classify)?;
             let read = || -> Result<Activity, sqlx::Error> {
@@ -223,7 +224,7 @@ impl WorkbenchStore for SqliteStore {
             let rows = sqlx::query(
                 "SELECT tenant, version, previous, changed_at, changed_by FROM tenant_versions ORDER BY tenant",
             )
-            .fetch_all(&self.pool)
+            .fetch_all(traced(&self.pool))
             .await
             .map_err(classify)?;
             rows.iter()
@@ -255,7 +256,7 @@ impl WorkbenchStore for SqliteStore {
             .bind(pin.previous.map(i64::from))
             .bind(pin.changed_at.timestamp())
             .bind(&pin.changed_by)
-            .execute(&mut *tx)
+            .execute(traced(&mut *tx))
             .await
             .map_err(classify)?;
             insert_audit(&mut tx, audit).await.map_err(classify)?;
@@ -270,7 +271,7 @@ impl WorkbenchStore for SqliteStore {
                 "SELECT id, version, starts_at, ends_at, tenant, subject, created_at, created_by, ended_at \
                  FROM brownouts ORDER BY created_at DESC, starts_at DESC",
             )
-            .fetch_all(&self.pool)
+            .fetch_all(traced(&self.pool))
             .await
             .map_err(classify)?;
             rows.iter().map(brownout_from).collect::<Result<_, sqlx::Error>>().map_err(classify)
@@ -293,7 +294,7 @@ impl WorkbenchStore for SqliteStore {
             .bind(&brownout.subject)
             .bind(brownout.created_at.timestamp())
             .bind(&brownout.created_by)
-            .execute(&mut *tx)
+            .execute(traced(&mut *tx))
             .await
             .map_err(classify)?;
             insert_audit(&mut tx, audit).await.map_err(classify)?;
@@ -308,7 +309,7 @@ impl WorkbenchStore for SqliteStore {
             let ended = sqlx::query("UPDATE brownouts SET ended_at = coalesce(ended_at, ?2) WHERE id = ?1")
                 .bind(id.to_string())
                 .bind(at.timestamp())
-                .execute(&mut *tx)
+                .execute(traced(&mut *tx))
                 .await
                 .map_err(classify)?
                 .rows_affected();
@@ -335,7 +336,7 @@ impl WorkbenchStore for SqliteStore {
             let rows =
                 sqlx::query("SELECT at, actor, action, target, before, after FROM audit ORDER BY id DESC LIMIT ?1")
                     .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
+                    .fetch_all(traced(&self.pool))
                     .await
                     .map_err(classify)?;
             rows.iter()

@@ -35,6 +35,8 @@ pub struct LegacyErrorDoc {
     pub message: String,
     pub path: String,
     pub correlation_id: String,
+    /// The W3C trace id the request ran under: the caller's, from `traceparent`, or a new one.
+    pub trace_id: String,
     pub errors: Vec<FieldErrorDoc>,
 }
 
@@ -54,6 +56,8 @@ pub struct ProblemDoc {
     pub detail: String,
     pub instance: String,
     pub correlation_id: String,
+    /// The W3C trace id the request ran under: the caller's, from `traceparent`, or a new one.
+    pub trace_id: String,
     pub errors: Vec<FieldErrorDoc>,
 }
 

@@ -17,7 +17,7 @@ use crate::core::fields::{FieldError, Location};
 /// The two error body shapes; a version picks one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyStyle {
-    /// `{"timestamp", "status", "error", "message", "path", "correlationId", "errors"}`.
+    /// `{"timestamp", "status", "error", "message", "path", "correlationId", "traceId", "errors"}`.
     Legacy,
     /// RFC 9457 problem details.
     Problem,
@@ -29,6 +29,8 @@ pub struct RenderContext<'a> {
     pub lang: Lang,
     pub path: &'a str,
     pub correlation_id: &'a str,
+    /// The W3C trace id (32 lower-case hex digits) the request ran under.
+    pub trace_id: &'a str,
 }
 
 /// One item of `errors`.
@@ -78,6 +80,7 @@ struct LegacyBody<'a> {
     message: String,
     path: &'a str,
     correlation_id: &'a str,
+    trace_id: &'a str,
     errors: Vec<ErrorItem>,
 }
 
@@ -92,6 +95,7 @@ struct ProblemBody<'a> {
     detail: String,
     instance: &'a str,
     correlation_id: &'a str,
+    trace_id: &'a str,
     errors: Vec<ErrorItem>,
 }
 
@@ -109,6 +113,7 @@ pub fn render(err: &ApiError, ctx: &RenderContext<'_>) -> Response {
                 message: detail,
                 path: ctx.path,
                 correlation_id: ctx.correlation_id,
+                trace_id: ctx.trace_id,
                 errors,
             }),
             "application/json",
@@ -121,6 +126,7 @@ pub fn render(err: &ApiError, ctx: &RenderContext<'_>) -> Response {
                 detail,
                 instance: ctx.path,
                 correlation_id: ctx.correlation_id,
+                trace_id: ctx.trace_id,
                 errors,
             }),
             "application/problem+json",

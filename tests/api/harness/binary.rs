@@ -19,7 +19,7 @@ pub fn command(dir: &Path, args: &[&str], env: Env<'_>) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
     command.args(args).current_dir(dir);
     for (name, _) in std::env::vars() {
-        if name.starts_with("TANDEM_") {
+        if name.starts_with("TANDEM_") || name.starts_with("OTEL_") {
             command.env_remove(name);
         }
     }

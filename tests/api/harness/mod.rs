@@ -9,6 +9,7 @@ pub mod browser;
 pub mod idp;
 pub mod logs;
 pub mod oidc;
+pub mod otlp;
 pub mod proxy;
 pub mod raw;
 pub mod redis;

@@ -2,6 +2,10 @@
 //! the request (its correlation id) and never the request's secrets or personal data: the
 //! access log records route templates, not raw paths or query strings.
 
+pub mod export;
+pub mod trace_context;
+pub mod traces;
+
 use std::io::IsTerminal;
 
 use tracing::Subscriber;
