@@ -251,9 +251,12 @@ async fn drain(
                 Some(done)
             }
         };
-        for chunk in std::mem::take(&mut batch).chunks(batch_size) {
+        // Batches are handed over, never copied; a flush may have gathered more than one.
+        while !batch.is_empty() {
+            let rest = batch.split_off(batch.len().min(batch_size));
+            let chunk = std::mem::replace(&mut batch, rest);
             let sent = chunk.len() as u64;
-            match exporter.export(chunk.to_vec()).await {
+            match exporter.export(chunk).await {
                 Ok(()) if failing => {
                     failing = false;
                     tracing::info!("span export resumed");

@@ -60,6 +60,7 @@ async fn a_traceparent_is_continued_with_statements_under_the_request(backend: B
     let subject = format!("sub-{}", uuid::Uuid::new_v4().simple());
     let token = tokens::signed(&tokens::claims(&subject, &["admin"]));
     let (create_trace, read_trace, missing_trace) = (unique_trace(), unique_trace(), unique_trace());
+    let search_trace = unique_trace();
 
     let created = send(
         app.client
@@ -82,6 +83,15 @@ async fn a_traceparent_is_continued_with_statements_under_the_request(backend: B
     )
     .await;
     read.assert_status(200);
+    // A search by e-mail: the value is a bound parameter, never in the statement's text.
+    let search = send(
+        app.client
+            .get(app.url(&format!("/users?email={email}")))
+            .bearer_auth(&token)
+            .header("traceparent", traceparent(&search_trace, "01")),
+    )
+    .await;
+    search.assert_status(200);
     // Both versions' error bodies carry the trace id beside the correlation id.
     for path in ["/api/v2/users/00000000-0000-7000-8000-000000000000", "/api/v1/users/999999"] {
         let missing = send(
@@ -98,6 +108,7 @@ async fn a_traceparent_is_continued_with_statements_under_the_request(backend: B
             request_spans(spans, &create_trace).len() == 1
                 && request_spans(spans, &read_trace).len() == 1
                 && request_spans(spans, &missing_trace).len() == 2
+                && request_spans(spans, &search_trace).len() == 1
                 && spans.iter().filter(|s| s.kind == SpanKind::Client as i32).count() >= 2
         })
         .await;
@@ -142,6 +153,9 @@ async fn a_traceparent_is_continued_with_statements_under_the_request(backend: B
         .collect();
     assert!(!selects.is_empty(), "the read's statement is its child: {spans:?}");
     assert!(children_of(&spans, read).iter().all(|s| s.name != "verify token"), "a cached token is not verified again");
+    let search = &request_spans(&spans, &search_trace)[0];
+    assert_eq!(search.name, "GET /users", "a legacy path keeps its own template");
+    assert!(!children_of(&spans, search).is_empty(), "the search's statements are its children");
     let missing = request_spans(&spans, &missing_trace);
     assert!(missing.iter().any(|s| s.name == "GET /api/v1/users/{id}"), "{missing:?}");
 
