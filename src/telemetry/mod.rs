@@ -1,4 +1,5 @@
-//! One subscriber setup shared by the binary and the tests. Log lines carry the span fields of
+//! What the service tells operators about itself: traces (`traces`, exported by `export`,
+//! continued from `trace_context`) and the log. One subscriber setup shared by the binary and the tests. Log lines carry the span fields of
 //! the request (its correlation id) and never the request's secrets or personal data: the
 //! access log records route templates, not raw paths or query strings.
 
