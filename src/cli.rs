@@ -97,7 +97,9 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(command, settings, traces)) {
+    let result = runtime.block_on(run(command, settings, traces));
+    telemetry::flush();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("tandem: {err:#}");

@@ -42,7 +42,12 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     req.extensions_mut().insert(info.clone());
     let method = req.method().clone();
     let authenticated = req.headers().contains_key(header::AUTHORIZATION);
-    let span = tracing::info_span!("request", correlation_id = %info.correlation_id, trace_id = %info.trace_id);
+    // Plain strings, not `%` values: the log copies them without formatting.
+    let span = tracing::info_span!(
+        "request",
+        correlation_id = &*info.correlation_id,
+        trace_id = crate::encoding::hex(&info.trace_id.to_bytes()).as_str()
+    );
     let cors_origin = state.cors.allowed_origin(&req);
     let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
 
@@ -131,7 +136,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
     span.in_scope(|| {
         tracing::info!(
             target: "tandem::access",
-            method = %method,
+            method = method.as_str(),
             route = info.route().map_or("-", |r| &**r),
             version = info.version().unwrap_or(0),
             tenant = info.tenant().map_or("-", |t| &**t),

@@ -3,7 +3,9 @@
 //! the request (its correlation id) and never the request's secrets or personal data: the
 //! access log records route templates, not raw paths or query strings.
 
+pub mod batched;
 pub mod export;
+pub mod json_lines;
 pub mod trace_context;
 pub mod traces;
 
@@ -23,9 +25,7 @@ where
     let filter = EnvFilter::builder().parse(filter).unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Json => Box::new(registry.with(
-            tracing_subscriber::fmt::layer().json().with_current_span(true).with_span_list(false).with_writer(writer),
-        )),
+        LogFormat::Json => Box::new(registry.with(json_lines::JsonLines::new(writer))),
         LogFormat::Text => {
             let colour = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
             Box::new(registry.with(tracing_subscriber::fmt::layer().with_ansi(colour).with_writer(writer)))
@@ -48,10 +48,17 @@ pub fn init(format: Option<LogFormat>, filter: &str, sink: Sink) {
         Sink::Stderr => std::io::stderr().is_terminal(),
     };
     let format = format.unwrap_or(if terminal { LogFormat::Text } else { LogFormat::Json });
-    let subscriber = match sink {
-        Sink::Stdout => subscriber(format, filter, std::io::stdout),
-        Sink::Stderr => subscriber(format, filter, std::io::stderr),
+    let subscriber = match (sink, format) {
+        // The server's JSON lines, one per request: batched (`batched`), written by one thread.
+        (Sink::Stdout, LogFormat::Json) => subscriber(format, filter, batched::stdout()),
+        (Sink::Stdout, LogFormat::Text) => subscriber(format, filter, std::io::stdout),
+        (Sink::Stderr, _) => subscriber(format, filter, std::io::stderr),
     };
     // A second init keeps the first subscriber.
     let _ = tracing::subscriber::set_global_default(subscriber);
+}
+
+/// Writes the log lines still pending; called before the process exits.
+pub fn flush() {
+    batched::flush();
 }

@@ -1,0 +1,354 @@
+//! The JSON log line, written directly into one reused buffer per thread. Its shape is exactly
+//! the one tracing-subscriber's JSON formatter gave (`{"timestamp","level","fields":{…},"target",
+//! "span":{…,"name"}}`, a test compares the two), without that formatter's cost: it stored each
+//! span's fields as JSON text and parsed them back into a map for every line.
+
+use std::{cell::RefCell, fmt, io::Write};
+
+use chrono::{Datelike, Timelike, Utc};
+use tracing::{
+    Event, Subscriber,
+    field::{Field, Visit},
+    span::{Attributes, Id, Record},
+};
+use tracing_subscriber::{
+    Layer,
+    fmt::MakeWriter,
+    layer::Context,
+    registry::{LookupSpan, SpanRef},
+};
+
+/// A layer writing one JSON line per event to `writer`.
+pub struct JsonLines<W> {
+    writer: W,
+}
+
+impl<W> JsonLines<W> {
+    pub fn new(writer: W) -> Self {
+        Self { writer }
+    }
+}
+
+/// A span's fields as the line shows them: sorted by name, the last value of a name kept
+/// (the old formatter kept them in a map).
+struct SpanFields(Vec<(&'static str, Value)>);
+
+/// A field's value, rendered once when the span records it.
+enum Value {
+    /// JSON text ready to copy: a number, `true`/`false` or `null`.
+    Raw(String),
+    Text(String),
+}
+
+thread_local! {
+    static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl<S, W> Layer<S> for JsonLines<W>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    W: for<'w> MakeWriter<'w> + 'static,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut fields = SpanFields(Vec::new());
+        attrs.record(&mut fields);
+        fields.settle();
+        span.extensions_mut().insert(fields);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        if let Some(fields) = span.extensions_mut().get_mut::<SpanFields>() {
+            values.record(fields);
+            fields.settle();
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let span = event.parent().and_then(|id| ctx.span(id)).or_else(|| ctx.lookup_current());
+        let write = |line: &mut Vec<u8>| {
+            line.clear();
+            format_line(line, event, span.as_ref());
+            // A log that cannot be written has nowhere to report it.
+            let _ = self.writer.make_writer_for(event.metadata()).write_all(line);
+        };
+        // An event raised while a line is being written (by the writer itself) gets its own buffer.
+        LINE.with(|line| match line.try_borrow_mut() {
+            Ok(mut line) => write(&mut line),
+            Err(_) => write(&mut Vec::new()),
+        });
+    }
+}
+
+fn format_line<S>(line: &mut Vec<u8>, event: &Event<'_>, span: Option<&SpanRef<'_, S>>)
+where
+    S: for<'a> LookupSpan<'a>,
+{
+    let meta = event.metadata();
+    line.extend_from_slice(b"{\"timestamp\":\"");
+    timestamp(line);
+    line.extend_from_slice(b"\",\"level\":\"");
+    line.extend_from_slice(meta.level().as_str().as_bytes());
+    line.extend_from_slice(b"\",\"fields\":{");
+    let mut fields = EventFields { line, first: true, scratch: String::new() };
+    event.record(&mut fields);
+    line.extend_from_slice(b"},\"target\":");
+    string(line, meta.target());
+    if let Some(span) = span {
+        line.extend_from_slice(b",\"span\":{");
+        if let Some(SpanFields(fields)) = span.extensions().get::<SpanFields>() {
+            for (name, value) in fields {
+                string(line, name);
+                line.push(b':');
+                match value {
+                    Value::Raw(raw) => line.extend_from_slice(raw.as_bytes()),
+                    Value::Text(text) => string(line, text),
+                }
+                line.push(b',');
+            }
+        }
+        line.extend_from_slice(b"\"name\":");
+        string(line, span.metadata().name());
+        line.push(b'}');
+    }
+    line.extend_from_slice(b"}\n");
+}
+
+/// RFC 3339 in UTC to the microsecond, as tracing-subscriber's default timer wrote it. The
+/// part up to the second is formatted once a second per thread; the microseconds each time.
+fn timestamp(line: &mut Vec<u8>) {
+    thread_local! {
+        static SECOND: RefCell<(i64, String)> = const { RefCell::new((i64::MIN, String::new())) };
+    }
+    let now = Utc::now();
+    SECOND.with_borrow_mut(|(second, text)| {
+        if *second != now.timestamp() {
+            *second = now.timestamp();
+            text.clear();
+            let _ = std::fmt::Write::write_fmt(
+                text,
+                format_args!(
+                    "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.",
+                    now.year(),
+                    now.month(),
+                    now.day(),
+                    now.hour(),
+                    now.minute(),
+                    now.second()
+                ),
+            );
+        }
+        line.extend_from_slice(text.as_bytes());
+    });
+    // Six digits: the clock has no leap seconds, whose nanoseconds would run past 10⁹.
+    let mut micros = now.timestamp_subsec_micros().min(999_999);
+    let mut digits = [b'0'; 6];
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
+    line.extend_from_slice(&digits);
+    line.push(b'Z');
+}
+
+/// A JSON string, escaped as serde_json escapes it.
+fn string(line: &mut Vec<u8>, text: &str) {
+    let _ = serde_json::to_writer(&mut *line, text);
+}
+
+/// An event's fields in the order they were recorded, as `"name":value` pairs.
+struct EventFields<'a> {
+    line: &'a mut Vec<u8>,
+    first: bool,
+    scratch: String,
+}
+
+impl EventFields<'_> {
+    fn name(&mut self, field: &Field) {
+        if !std::mem::take(&mut self.first) {
+            self.line.push(b',');
+        }
+        string(self.line, field.name());
+        self.line.push(b':');
+    }
+
+    fn raw(&mut self, field: &Field, value: impl serde::Serialize) {
+        self.name(field);
+        let _ = serde_json::to_writer(&mut *self.line, &value);
+    }
+}
+
+impl Visit for EventFields<'_> {
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.raw(field, value);
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.raw(field, value);
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.raw(field, value);
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.raw(field, value);
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.name(field);
+        string(self.line, value);
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        use std::fmt::Write;
+        self.scratch.clear();
+        let _ = write!(self.scratch, "{value:?}");
+        self.name(field);
+        string(self.line, &self.scratch);
+    }
+}
+
+impl SpanFields {
+    fn set(&mut self, field: &Field, value: Value) {
+        // `r#type` is shown as `type`, as the old formatter showed span fields.
+        let name = field.name();
+        self.0.push((name.strip_prefix("r#").unwrap_or(name), value));
+    }
+
+    /// Sorted by name; of several values for one name, the last recorded.
+    fn settle(&mut self) {
+        self.0.reverse();
+        self.0.sort_by_key(|(name, _)| *name);
+        self.0.dedup_by_key(|(name, _)| *name);
+    }
+
+    fn raw(&mut self, field: &Field, value: impl serde::Serialize) {
+        self.set(field, Value::Raw(serde_json::to_string(&value).unwrap_or_else(|_| "null".into())));
+    }
+}
+
+impl Visit for SpanFields {
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.raw(field, value);
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.raw(field, value);
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.raw(field, value);
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.raw(field, value);
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.set(field, Value::Text(value.to_owned()));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.set(field, Value::Text(format!("{value:?}")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Buffer {
+        /// The lines, each timestamp checked for the old timer's format and then blanked.
+        fn lines(&self) -> Vec<String> {
+            let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
+            text.split_inclusive('\n')
+                .map(|line| {
+                    let start = line.find("\"timestamp\":\"").unwrap() + 13;
+                    let stamp = &line[start..start + 27];
+                    let shape = stamp.bytes().map(|b| if b.is_ascii_digit() { b'9' } else { b }).collect::<Vec<_>>();
+                    assert_eq!(shape, b"9999-99-99T99:99:99.999999Z", "{line}");
+                    format!("{}{}", &line[..start], &line[start + 27..])
+                })
+                .collect()
+        }
+    }
+
+    /// The events the service logs, and the awkward values a field can hold.
+    fn log_everything() {
+        let correlation_id = "corr-\"quoted\"\\-1";
+        let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+        let span = tracing::info_span!("request", correlation_id = correlation_id, trace_id = trace_id);
+        span.in_scope(|| {
+            let elapsed = std::time::Duration::from_micros(1234);
+            tracing::info!(
+                target: "tandem::access",
+                method = "GET",
+                route = "/users/{id}",
+                version = 2u16,
+                tenant = "acme",
+                status = 200u16,
+                latency_ms = elapsed.as_secs_f64() * 1000.0,
+                "request"
+            );
+            tracing::error!(problem = "internal", cause = %"a\nmulti-line\tcause \u{1} é ✓", "request failed");
+            tracing::warn!(whole = 3.0, nan = f64::NAN, negative = -7i64, yes = true, debug = ?Some("x"), "odd values");
+        });
+        tracing::info!(address = "127.0.0.1:8080", "listening");
+        let fields =
+            tracing::info_span!("job", r#type = "import", count = 3u64, b = false, a = 1.5, shown = %"dis\"play");
+        fields.in_scope(|| tracing::info!("inside a span whose fields need sorting"));
+        tracing::info!(parent: &span, "explicit parent");
+    }
+
+    #[test]
+    fn lines_are_byte_for_byte_what_tracing_subscribers_json_formatter_wrote() {
+        let before = Buffer::default();
+        let formatter = tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(before.clone().into_make_writer());
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(formatter), log_everything);
+
+        let after = Buffer::default();
+        let ours = JsonLines::new(after.clone().into_make_writer());
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(ours), log_everything);
+
+        let (before, after) = (before.lines(), after.lines());
+        assert_eq!(before.len(), 6);
+        for (old, new) in before.iter().zip(&after) {
+            assert_eq!(new, old);
+        }
+        assert_eq!(after.len(), before.len());
+    }
+
+    trait IntoMakeWriter {
+        fn into_make_writer(self) -> impl for<'w> MakeWriter<'w> + Send + Sync + 'static;
+    }
+
+    impl IntoMakeWriter for Buffer {
+        fn into_make_writer(self) -> impl for<'w> MakeWriter<'w> + Send + Sync + 'static {
+            move || self.clone()
+        }
+    }
+}
