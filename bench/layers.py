@@ -67,25 +67,22 @@ def layer_of(name, file=None):
 
 def parse(path):
     """Self cost of each function and the inclusive cost of each caller → callee edge."""
-    names, self_cost, edges = {}, defaultdict(int), defaultdict(int)
+    names, files, self_cost, edges = {}, {}, defaultdict(int), defaultdict(int)
+
+    def expand(table, spec):
+        """Callgrind's name compression: `(12) name` defines 12, a later `(12)` means it."""
+        match = re.match(r"\((\d+)\)(?: (.*))?", spec)
+        if not match:
+            return spec
+        if match.group(2) is not None:
+            table[match.group(1)] = match.group(2)
+        return table[match.group(1)]
 
     def name_of(spec):
-        match = re.match(r"\((\d+)\)(?: (.*))?", spec)
-        if not match:
-            return spec
-        if match.group(2) is not None:
-            names[match.group(1)] = match.group(2)
-        return names[match.group(1)]
-
-    files = {}
+        return expand(names, spec)
 
     def file_of(spec):
-        match = re.match(r"\((\d+)\)(?: (.*))?", spec)
-        if not match:
-            return spec
-        if match.group(2) is not None:
-            files[match.group(1)] = match.group(2)
-        return files[match.group(1)]
+        return expand(files, spec)
 
     current, callee, in_call, function_file, file = None, None, False, None, None
     for line in open(path, errors="replace"):
