@@ -1,15 +1,7 @@
 //! The outermost layer: correlation id, panics, error rendering, common headers and the one
 //! access-log line per request. Every response leaves through here, errors included.
 
-use std::{panic::AssertUnwindSafe, sync::Arc};
-
-use chrono::{DateTime, Utc};
-use futures_util::FutureExt;
-use poem::{
-    Endpoint, IntoResponse, Request, Response,
-    http::{HeaderName, HeaderValue, StatusCode, header},
-};
-use tracing::Instrument;
+use std::{future::Future, panic::AssertUnwindSafe, sync::Arc};
 
 use super::{AppState, cors::Cors};
 use crate::{
@@ -20,7 +12,11 @@ use crate::{
         activity::{Outcome, Seen},
         metrics::method_label,
     },
-    telemetry::traces::{Answered, RequestSpan},
+    telemetry::{
+        json_lines::AccessLine,
+        request_scope,
+        traces::{Answered, RequestSpan},
+    },
     wire::{
         about::record_of,
         body_limit::BodyTooLarge,
@@ -31,23 +27,38 @@ use crate::{
         },
     },
 };
+use chrono::{DateTime, Utc};
+use futures_util::FutureExt;
+use poem::{
+    Endpoint, IntoResponse, Request, Response,
+    http::{HeaderName, HeaderValue, StatusCode, header},
+};
 
 const API_SUPPORTED_VERSIONS: HeaderName = HeaderName::from_static("api-supported-versions");
 const API_VERSION: HeaderName = HeaderName::from_static("api-version");
 const API_DEPRECATED_VERSIONS: HeaderName = HeaderName::from_static("api-deprecated-versions");
 
-pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
+pub fn boundary<E: Endpoint>(
+    next: Arc<E>,
+    mut req: Request,
+    state: Arc<AppState>,
+) -> impl Future<Output = poem::Result<Response>> {
     let trace = RequestSpan::begin(&req);
     let info = Arc::new(RequestInfo::new(&req, trace.trace_id));
     req.extensions_mut().insert(info.clone());
+    // Every line logged while the request is answered carries its ids.
+    request_scope::run(info.clone(), answer(next, req, state, info, trace))
+}
+
+async fn answer<E: Endpoint>(
+    next: Arc<E>,
+    req: Request,
+    state: Arc<AppState>,
+    info: Arc<RequestInfo>,
+    trace: RequestSpan,
+) -> poem::Result<Response> {
     let method = req.method().clone();
     let authenticated = req.headers().contains_key(header::AUTHORIZATION);
-    // Plain strings, not `%` values: the log copies them without formatting.
-    let span = tracing::info_span!(
-        "request",
-        correlation_id = &*info.correlation_id,
-        trace_id = crate::encoding::hex(&info.trace_id.to_bytes()).as_str()
-    );
     let cors_origin = state.cors.allowed_origin(&req);
     let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
 
@@ -65,7 +76,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             // The deadline counts from the request's own start: one clock reading fewer.
             let deadline = tokio::time::Instant::from_std(info.started) + state.settings.http.request_timeout();
             let call = tokio::time::timeout_at(deadline, AssertUnwindSafe(inner).catch_unwind());
-            match trace.run(call.instrument(span.clone())).await {
+            match trace.run(call).await {
                 Ok(Ok(result)) => result.map(IntoResponse::into_response),
                 Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
                 Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
@@ -87,7 +98,7 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
                 exposures: err.data::<Exposures>().cloned().unwrap_or_default(),
                 refusal: err.data::<Refusal>().copied(),
             };
-            (span.in_scope(|| respond(err, &info, &state, info.target.path())), learned)
+            (respond(err, &info, &state, info.target.path()), learned)
         }
     };
 
@@ -133,18 +144,15 @@ pub async fn boundary<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Ap
             correlation_id: &info.correlation_id,
         });
     }
-    span.in_scope(|| {
-        tracing::info!(
-            target: "tandem::access",
-            method = method.as_str(),
-            route = info.route().map_or("-", |r| &**r),
-            version = info.version().unwrap_or(0),
-            tenant = info.tenant().map_or("-", |t| &**t),
-            status = response.status().as_u16(),
-            latency_ms = elapsed.as_secs_f64() * 1000.0,
-            "request"
-        )
-    });
+    AccessLine {
+        method: method.as_str(),
+        route: info.route().map_or("-", |r| &**r),
+        version: info.version().unwrap_or(0),
+        tenant: info.tenant().map_or("-", |t| &**t),
+        status: response.status().as_u16(),
+        latency_ms: elapsed.as_secs_f64() * 1000.0,
+    }
+    .log();
     Ok(response)
 }
 

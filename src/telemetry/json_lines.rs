@@ -6,6 +6,8 @@
 use std::{cell::RefCell, fmt, io::Write};
 
 use chrono::{Datelike, Timelike, Utc};
+
+use super::request_scope::{self, RequestIds};
 use tracing::{
     Event, Subscriber,
     field::{Field, Visit},
@@ -18,14 +20,96 @@ use tracing_subscriber::{
     registry::{LookupSpan, SpanRef},
 };
 
-/// A layer writing one JSON line per event to `writer`.
-pub struct JsonLines<W> {
-    writer: W,
+/// A layer writing one JSON line per event to `writer`. Not generic over the writer, so that
+/// the access line can find it in the subscriber (`AccessLine::log`).
+pub struct JsonLines {
+    write: Box<WriteLine>,
 }
 
-impl<W> JsonLines<W> {
-    pub fn new(writer: W) -> Self {
-        Self { writer }
+/// Writes one finished line.
+type WriteLine = dyn Fn(&[u8]) + Send + Sync;
+
+impl JsonLines {
+    pub fn new<W>(writer: W) -> Self
+    where
+        W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+    {
+        // A log that cannot be written has nowhere to report it.
+        Self { write: Box::new(move |line| drop(writer.make_writer().write_all(line))) }
+    }
+
+    /// Formats one line with `format` into this thread's buffer, and writes it.
+    fn emit(&self, format: impl FnOnce(&mut Vec<u8>)) {
+        let write = |line: &mut Vec<u8>| {
+            line.clear();
+            format(line);
+            (self.write)(line);
+        };
+        // A line logged while one is being written (by the writer itself) gets its own buffer.
+        LINE.with(|line| match line.try_borrow_mut() {
+            Ok(mut line) => write(&mut line),
+            Err(_) => write(&mut Vec::new()),
+        });
+    }
+}
+
+/// The access line: one per answered request (`tandem::access`).
+pub struct AccessLine<'a> {
+    pub method: &'a str,
+    /// The route template, or `-`.
+    pub route: &'a str,
+    /// The version that served it, or 0.
+    pub version: u16,
+    /// The tenant, or `-`.
+    pub tenant: &'a str,
+    pub status: u16,
+    pub latency_ms: f64,
+}
+
+impl AccessLine<'_> {
+    /// Logs the line, if `TANDEM_LOG` lets `tandem::access` through. Straight into the JSON
+    /// lines when they are the log and no span is entered, since its keys are known (the same
+    /// bytes as the event below gives, a test compares them); else as that event.
+    pub fn log(&self) {
+        if !tracing::enabled!(target: "tandem::access", tracing::Level::INFO) {
+            return;
+        }
+        let written = tracing::dispatcher::get_default(|dispatch| {
+            let json = dispatch.downcast_ref::<JsonLines>().filter(|_| dispatch.current_span().id().is_none());
+            json.map(|json| json.emit(|line| self.format(line))).is_some()
+        });
+        if !written {
+            tracing::info!(
+                target: "tandem::access",
+                message = "request",
+                method = self.method,
+                route = self.route,
+                version = self.version,
+                tenant = self.tenant,
+                status = self.status,
+                latency_ms = self.latency_ms,
+            );
+        }
+    }
+
+    fn format(&self, line: &mut Vec<u8>) {
+        line.extend_from_slice(b"{\"timestamp\":\"");
+        timestamp(line);
+        line.extend_from_slice(b"\",\"level\":\"INFO\",\"fields\":{\"message\":\"request\",\"method\":");
+        string(line, self.method);
+        line.extend_from_slice(b",\"route\":");
+        string(line, self.route);
+        line.extend_from_slice(b",\"version\":");
+        integer(line, self.version);
+        line.extend_from_slice(b",\"tenant\":");
+        string(line, self.tenant);
+        line.extend_from_slice(b",\"status\":");
+        integer(line, self.status);
+        line.extend_from_slice(b",\"latency_ms\":");
+        let _ = serde_json::to_writer(&mut *line, &self.latency_ms);
+        line.extend_from_slice(b"},\"target\":\"tandem::access\"");
+        request_scope::with_current(|ids| request(line, ids));
+        line.extend_from_slice(b"}\n");
     }
 }
 
@@ -44,10 +128,9 @@ thread_local! {
     static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-impl<S, W> Layer<S> for JsonLines<W>
+impl<S> Layer<S> for JsonLines
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
-    W: for<'w> MakeWriter<'w> + 'static,
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
@@ -67,17 +150,7 @@ where
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let span = event.parent().and_then(|id| ctx.span(id)).or_else(|| ctx.lookup_current());
-        let write = |line: &mut Vec<u8>| {
-            line.clear();
-            format_line(line, event, span.as_ref());
-            // A log that cannot be written has nowhere to report it.
-            let _ = self.writer.make_writer_for(event.metadata()).write_all(line);
-        };
-        // An event raised while a line is being written (by the writer itself) gets its own buffer.
-        LINE.with(|line| match line.try_borrow_mut() {
-            Ok(mut line) => write(&mut line),
-            Err(_) => write(&mut Vec::new()),
-        });
+        self.emit(|line| format_line(line, event, span.as_ref()));
     }
 }
 
@@ -111,8 +184,23 @@ where
         line.extend_from_slice(b"\"name\":");
         string(line, span.metadata().name());
         line.push(b'}');
+    } else {
+        request_scope::with_current(|ids| request(line, ids));
     }
     line.extend_from_slice(b"}\n");
+}
+
+/// The request being answered, shown as the `request` span that carried its ids before
+/// (`request_scope`): its fields sorted by name, then its name.
+fn request(line: &mut Vec<u8>, ids: &dyn RequestIds) {
+    line.extend_from_slice(b",\"span\":{\"correlation_id\":");
+    string(line, ids.correlation_id());
+    line.extend_from_slice(b",\"trace_id\":\"");
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in ids.trace_id().to_bytes() {
+        line.extend_from_slice(&[DIGITS[usize::from(byte >> 4)], DIGITS[usize::from(byte & 0xf)]]);
+    }
+    line.extend_from_slice(b"\",\"name\":\"request\"}");
 }
 
 /// RFC 3339 in UTC to the microsecond, as tracing-subscriber's default timer wrote it. The
@@ -152,9 +240,24 @@ fn timestamp(line: &mut Vec<u8>) {
     line.push(b'Z');
 }
 
-/// A JSON string, escaped as serde_json escapes it.
+/// A JSON string, escaped as serde_json escapes it: `"`, `\\` and control characters. Most
+/// strings (names, ids, templates) need no escape and are copied as they are.
 fn string(line: &mut Vec<u8>, text: &str) {
-    let _ = serde_json::to_writer(&mut *line, text);
+    // Without an early exit, the compiler checks many bytes at once.
+    let escapes = text.bytes().fold(false, |escapes, b| escapes | (b < 0x20) | (b == b'"') | (b == b'\\'));
+    if !escapes {
+        line.reserve(text.len() + 2);
+        line.push(b'"');
+        line.extend_from_slice(text.as_bytes());
+        line.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *line, text);
+    }
+}
+
+/// An integer as serde_json writes it.
+fn integer(line: &mut Vec<u8>, value: impl itoa::Integer) {
+    line.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
 }
 
 /// An event's fields in the order they were recorded, as `"name":value` pairs.
@@ -172,28 +275,28 @@ impl EventFields<'_> {
         string(self.line, field.name());
         self.line.push(b':');
     }
-
-    fn raw(&mut self, field: &Field, value: impl serde::Serialize) {
-        self.name(field);
-        let _ = serde_json::to_writer(&mut *self.line, &value);
-    }
 }
 
 impl Visit for EventFields<'_> {
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.raw(field, value);
+        self.name(field);
+        // serde_json's shortest round-trip digits, and `null` for NaN and infinities.
+        let _ = serde_json::to_writer(&mut *self.line, &value);
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.raw(field, value);
+        self.name(field);
+        integer(self.line, value);
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.raw(field, value);
+        self.name(field);
+        integer(self.line, value);
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.raw(field, value);
+        self.name(field);
+        self.line.extend_from_slice(if value { b"true" } else { b"false" });
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
@@ -293,12 +396,33 @@ mod tests {
         }
     }
 
-    /// The events the service logs, and the awkward values a field can hold.
-    fn log_everything() {
-        let correlation_id = "corr-\"quoted\"\\-1";
-        let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-        let span = tracing::info_span!("request", correlation_id = correlation_id, trace_id = trace_id);
-        span.in_scope(|| {
+    const CORRELATION_ID: &str = "corr-\"quoted\"\\-1";
+    const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+    /// The ids as the boundary carried them before `request_scope`: on a `request` span.
+    fn in_span(log: &dyn Fn()) {
+        tracing::info_span!("request", correlation_id = CORRELATION_ID, trace_id = TRACE_ID).in_scope(log)
+    }
+
+    /// The ids as the boundary carries them now.
+    fn in_request_scope(log: &dyn Fn()) {
+        struct Ids;
+        impl RequestIds for Ids {
+            fn correlation_id(&self) -> &str {
+                CORRELATION_ID
+            }
+            fn trace_id(&self) -> opentelemetry::trace::TraceId {
+                opentelemetry::trace::TraceId::from_hex(TRACE_ID).unwrap()
+            }
+        }
+        request_scope::in_scope(Arc::new(Ids), log)
+    }
+
+    /// The events the service logs, and the awkward values a field can hold; those of a
+    /// request logged with its ids carried by `request`.
+    fn log_everything(request: fn(&dyn Fn())) {
+        let span = tracing::info_span!("request", correlation_id = CORRELATION_ID, trace_id = TRACE_ID);
+        request(&|| {
             let elapsed = std::time::Duration::from_micros(1234);
             tracing::info!(
                 target: "tandem::access",
@@ -310,6 +434,17 @@ mod tests {
                 latency_ms = elapsed.as_secs_f64() * 1000.0,
                 "request"
             );
+            // As the boundary logs it now: the line written directly by the JSON lines, else
+            // an event whose message is a plain string.
+            AccessLine {
+                method: "GET",
+                route: "/users/{id}",
+                version: 2,
+                tenant: "acme",
+                status: 200,
+                latency_ms: elapsed.as_secs_f64() * 1000.0,
+            }
+            .log();
             tracing::error!(problem = "internal", cause = %"a\nmulti-line\tcause \u{1} é ✓", "request failed");
             tracing::warn!(whole = 3.0, nan = f64::NAN, negative = -7i64, yes = true, debug = ?Some("x"), "odd values");
         });
@@ -328,18 +463,42 @@ mod tests {
             .with_current_span(true)
             .with_span_list(false)
             .with_writer(before.clone().into_make_writer());
-        tracing::subscriber::with_default(tracing_subscriber::registry().with(formatter), log_everything);
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(formatter), || log_everything(in_span));
+        let before = before.lines();
+        assert_eq!(before.len(), 7);
+        assert_eq!(before[1], before[0], "the access line as the boundary logs it is the line it logged before");
 
-        let after = Buffer::default();
-        let ours = JsonLines::new(after.clone().into_make_writer());
-        tracing::subscriber::with_default(tracing_subscriber::registry().with(ours), log_everything);
+        // The access line is written directly where the JSON lines are the subscriber's.
+        let found = |_: ()| tracing::dispatcher::get_default(|d| d.downcast_ref::<JsonLines>().is_some());
+        let json = JsonLines::new(Buffer::default().into_make_writer());
+        assert!(tracing::subscriber::with_default(tracing_subscriber::registry().with(json), || found(())));
 
-        let (before, after) = (before.lines(), after.lines());
-        assert_eq!(before.len(), 6);
-        for (old, new) in before.iter().zip(&after) {
-            assert_eq!(new, old);
+        // The request's ids on a span (as the text format still carries them) and in its scope.
+        for request in [in_span as fn(&dyn Fn()), in_request_scope] {
+            let after = Buffer::default();
+            let ours = JsonLines::new(after.clone().into_make_writer());
+            tracing::subscriber::with_default(tracing_subscriber::registry().with(ours), || log_everything(request));
+            let after = after.lines();
+            for (old, new) in before.iter().zip(&after) {
+                assert_eq!(new, old);
+            }
+            assert_eq!(after.len(), before.len());
         }
-        assert_eq!(after.len(), before.len());
+    }
+
+    #[test]
+    fn strings_and_integers_are_written_as_serde_json_writes_them() {
+        let every_ascii: String = (0u8..=127).map(char::from).collect();
+        for text in ["", "plain", "/users/{id}", "é ✓ \u{7f}", &every_ascii, "tail\"", "\\"] {
+            let mut line = Vec::new();
+            string(&mut line, text);
+            assert_eq!(String::from_utf8(line).unwrap(), serde_json::to_string(text).unwrap());
+        }
+        for number in [0, -1, i64::MIN, i64::MAX, 65_535] {
+            let mut line = Vec::new();
+            integer(&mut line, number);
+            assert_eq!(String::from_utf8(line).unwrap(), serde_json::to_string(&number).unwrap());
+        }
     }
 
     trait IntoMakeWriter {

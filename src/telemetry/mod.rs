@@ -6,6 +6,7 @@
 pub mod batched;
 pub mod export;
 pub mod json_lines;
+pub mod request_scope;
 pub mod trace_context;
 pub mod traces;
 
@@ -48,6 +49,9 @@ pub fn init(format: Option<LogFormat>, filter: &str, sink: Sink) {
         Sink::Stderr => std::io::stderr().is_terminal(),
     };
     let format = format.unwrap_or(if terminal { LogFormat::Text } else { LogFormat::Json });
+    if format == LogFormat::Text {
+        request_scope::show_as_span();
+    }
     let subscriber = match (sink, format) {
         // The server's JSON lines, one per request: batched (`batched`), written by one thread.
         (Sink::Stdout, LogFormat::Json) => subscriber(format, filter, batched::stdout()),
@@ -61,4 +65,16 @@ pub fn init(format: Option<LogFormat>, filter: &str, sink: Sink) {
 /// Writes the log lines still pending; called before the process exits.
 pub fn flush() {
     batched::flush();
+}
+
+#[cfg(test)]
+#[test]
+fn the_services_json_subscriber_lets_the_access_line_be_written_directly() {
+    let subscriber = subscriber(LogFormat::Json, DEFAULT_LOG_FILTER, std::io::sink);
+    tracing::subscriber::with_default(subscriber, || {
+        let found = tracing::dispatcher::get_default(|d| {
+            (d.downcast_ref::<json_lines::JsonLines>().is_some(), d.current_span().id().is_some())
+        });
+        assert_eq!(found, (true, false));
+    });
 }

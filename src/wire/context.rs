@@ -111,6 +111,17 @@ impl RequestInfo {
     }
 }
 
+/// A request's log lines carry its ids (`telemetry::request_scope`).
+impl crate::telemetry::request_scope::RequestIds for RequestInfo {
+    fn correlation_id(&self) -> &str {
+        &self.correlation_id
+    }
+
+    fn trace_id(&self) -> TraceId {
+        self.trace_id
+    }
+}
+
 /// 1 to 128 of `A-Za-z0-9._-`; anything else is replaced by a generated id.
 pub fn is_valid_correlation_id(raw: &str) -> bool {
     (1..=128).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
