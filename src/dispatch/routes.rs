@@ -47,6 +47,27 @@ impl RouteEntry {
 #[derive(Debug, Clone, Default)]
 pub struct RouteTable {
     entries: Vec<RouteEntry>,
+    /// Each entry's template split once, in the order of `entries`.
+    patterns: Vec<Pattern>,
+}
+
+/// A template split into its segments: a literal, or `None` for a parameter (`{id}`).
+#[derive(Debug, Clone)]
+struct Pattern(Box<[Option<Box<str>>]>);
+
+impl Pattern {
+    fn new(template: &str) -> Self {
+        Self(template.split('/').map(|segment| (!is_parameter(segment)).then(|| segment.into())).collect())
+    }
+
+    /// What [`matches`] says of its template and `path`, which has `segments` segments.
+    fn matches(&self, path: &str, segments: usize) -> bool {
+        self.0.len() == segments
+            && self.0.iter().zip(path.split('/')).all(|(wanted, given)| match wanted {
+                Some(literal) => **literal == *given,
+                None => !given.is_empty(),
+            })
+    }
 }
 
 impl RouteTable {
@@ -101,7 +122,8 @@ impl RouteTable {
     fn sorted(mut entries: Vec<RouteEntry>) -> Self {
         // Literal segments before parameters, so `/users/imports` would win over `/users/{id}`.
         entries.sort_by_key(|e| e.template.matches('{').count());
-        Self { entries }
+        let patterns = entries.iter().map(|e| Pattern::new(&e.template)).collect();
+        Self { entries, patterns }
     }
 
     /// Every (template, method) of the table.
@@ -115,8 +137,12 @@ impl RouteTable {
     }
 
     /// The entry whose template matches `path` (relative to the version's prefix).
+    /// Templates are split once, when the table is built, and a template with another number
+    /// of segments is passed over at once: splitting each template again for every request
+    /// cost 2,600 instructions of a read by id (bench/RESULTS.md).
     pub fn find(&self, path: &str) -> Option<&RouteEntry> {
-        self.entries.iter().find(|entry| matches(&entry.template, path))
+        let segments = 1 + path.bytes().filter(|b| *b == b'/').count();
+        self.patterns.iter().position(|p| p.matches(path, segments)).map(|i| &self.entries[i])
     }
 }
 
@@ -129,11 +155,15 @@ pub fn matches(template: &str, path: &str) -> bool {
     loop {
         match (wanted.next(), given.next()) {
             (None, None) => return true,
-            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') && !g.is_empty() => {}
+            (Some(w), Some(g)) if is_parameter(w) && !g.is_empty() => {}
             (Some(w), Some(g)) if w == g => {}
             _ => return false,
         }
     }
+}
+
+fn is_parameter(segment: &str) -> bool {
+    segment.starts_with('{') && segment.ends_with('}')
 }
 
 /// `to` (`/customers/imports/{id}`) with the parameters `path` gives `from`
@@ -195,6 +225,36 @@ mod tests {
         assert!(table.find("/customers").is_none());
         let moved = table.moved_back(&[("/people/{id}", "/users/{id}")]);
         assert_eq!(&*moved.find("/people/7").unwrap().template, "/people/{id}");
+    }
+
+    #[test]
+    fn a_template_split_once_matches_what_the_template_matches() {
+        let templates =
+            ["/users", "/users/{id}", "/users/imports", "/customers/imports/{id}", "/{a}/{b}", "/{", "", "/"];
+        let paths = [
+            "/users",
+            "/users/",
+            "/users/42",
+            "/users/imports",
+            "/customers/imports/7",
+            "/customers/imports/",
+            "/x/y",
+            "/{",
+            "",
+            "/",
+            "//",
+            "/users/42/x",
+        ];
+        for template in templates {
+            for path in paths {
+                let segments = 1 + path.matches('/').count();
+                assert_eq!(
+                    Pattern::new(template).matches(path, segments),
+                    matches(template, path),
+                    "{template} {path}"
+                );
+            }
+        }
     }
 
     #[test]
