@@ -3,13 +3,18 @@
 /// Lower-case hex: idempotency scopes and fingerprints, metric labels, the dev secret. Into one
 /// string: a `format!` per byte cost two allocations per byte on every keyed POST.
 pub fn hex(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    hex_into(&mut out, bytes);
+    // Hex digits are ASCII.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Lower-case hex appended to `out`: the log line writes a trace id without a string between.
+pub fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 0xf)] as char);
+        out.extend_from_slice(&[DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]);
     }
-    out
 }
 
 #[cfg(test)]

@@ -196,10 +196,7 @@ fn request(line: &mut Vec<u8>, ids: &dyn RequestIds) {
     line.extend_from_slice(b",\"span\":{\"correlation_id\":");
     string(line, ids.correlation_id());
     line.extend_from_slice(b",\"trace_id\":\"");
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for byte in ids.trace_id().to_bytes() {
-        line.extend_from_slice(&[DIGITS[usize::from(byte >> 4)], DIGITS[usize::from(byte & 0xf)]]);
-    }
+    crate::encoding::hex_into(line, &ids.trace_id().to_bytes());
     line.extend_from_slice(b"\",\"name\":\"request\"}");
 }
 
