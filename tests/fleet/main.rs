@@ -7,6 +7,8 @@
 
 mod client;
 mod load;
+#[path = "../api/harness/ports.rs"]
+mod ports;
 mod scenarios;
 mod services;
 #[allow(dead_code)]

@@ -4,7 +4,6 @@
 
 use std::{
     fs,
-    net::TcpListener,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
@@ -12,7 +11,7 @@ use std::{
 
 use sqlx::PgPool;
 
-use crate::tokens::SECRET;
+use crate::{ports::free_port, tokens::SECRET};
 
 /// The name the Sentinels know the Redis primary by.
 pub const REDIS_MASTER: &str = "tandem";
@@ -53,10 +52,6 @@ struct Postgres {
     bin: PathBuf,
     data: PathBuf,
     port: u16,
-}
-
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn is_root() -> bool {

@@ -9,6 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+pub use super::ports::free_port;
 use super::{Backend, Reply, send, tokens};
 
 /// A variable to set (`Some`) or to leave out (`None`) where the harness would set it.
@@ -50,16 +51,11 @@ pub struct Served {
     pub port: u16,
     pub database_url: String,
     /// Its working directory, kept while it runs.
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
     pub client: reqwest::Client,
     stdout: Arc<Mutex<Vec<u8>>>,
     /// An admin token for the harness's secret.
     pub admin: String,
-}
-
-/// A port free a moment ago.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Served {
@@ -73,11 +69,28 @@ impl Served {
     /// [`Served::start`] in `dir`, which may hold a `tandem.toml` or secret files.
     pub async fn start_in(backend: &Backend, dir: tempfile::TempDir, env: Env<'_>) -> Served {
         let database_url = backend.fresh_database().await;
-        let port = free_port();
-        let listen = format!("127.0.0.1:{port}");
+        let chosen = env.iter().find(|(n, _)| *n == "TANDEM_LISTEN").and_then(|(_, v)| *v);
+        let mut dir = Some(dir);
+        for attempt in 1.. {
+            let listen = chosen.map_or_else(|| format!("127.0.0.1:{}", free_port()), str::to_string);
+            let mut served = Self::spawn(dir.take().unwrap(), &database_url, &listen, env);
+            match served.wait_live().await {
+                Ok(()) => return served,
+                // Another process took the harness's port between its choice and the bind.
+                Err(stderr) if chosen.is_none() && attempt < 3 && stderr.contains("in use") => {
+                    dir = served.dir.take();
+                }
+                Err(stderr) => panic!("tandem serve exited at start: {stderr}"),
+            }
+        }
+        unreachable!()
+    }
+
+    /// `tandem serve` listening on `listen`, with the harness's settings under `env`.
+    fn spawn(dir: tempfile::TempDir, database_url: &str, listen: &str, env: Env<'_>) -> Served {
         let defaults = [
-            ("TANDEM_LISTEN", listen.as_str()),
-            ("TANDEM_DATABASE_URL", &database_url),
+            ("TANDEM_LISTEN", listen),
+            ("TANDEM_DATABASE_URL", database_url),
             ("TANDEM_JWT_SECRET", tokens::SECRET),
             ("TANDEM_LOG_FORMAT", "json"),
             ("TANDEM_RATE_LIMIT", "1000000"),
@@ -103,32 +116,31 @@ impl Served {
                 sink.lock().unwrap().extend_from_slice(&chunk[..n]);
             }
         });
-        let host = env.iter().find(|(n, _)| *n == "TANDEM_LISTEN").and_then(|(_, v)| *v).unwrap_or(&listen);
-        let port = host.rsplit(':').next().unwrap().parse().unwrap();
-        let served = Served {
+        let port = listen.rsplit(':').next().unwrap().parse().unwrap();
+        Served {
             child,
             base: format!("http://127.0.0.1:{port}"),
             port,
-            database_url,
-            _dir: dir,
+            database_url: database_url.to_string(),
+            dir: Some(dir),
             client: reqwest::Client::new(),
             stdout,
             admin: tokens::signed(&tokens::claims("admin-1", &["admin"])),
-        };
-        served.wait_live().await
+        }
     }
 
-    async fn wait_live(mut self) -> Served {
+    /// Waits until `/health/live` answers; the child's stderr if it exited first.
+    async fn wait_live(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(response) = self.client.get(self.url("/health/live")).send().await {
                 assert_eq!(response.status(), 200);
-                return self;
+                return Ok(());
             }
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if self.child.try_wait().unwrap().is_some() {
                 let mut stderr = String::new();
                 self.child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-                panic!("tandem serve exited ({status}) at start: {stderr}");
+                return Err(stderr);
             }
             assert!(Instant::now() < deadline, "tandem serve is not live after 30 s");
             tokio::time::sleep(Duration::from_millis(25)).await;

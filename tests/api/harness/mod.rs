@@ -10,6 +10,7 @@ pub mod idp;
 pub mod logs;
 pub mod oidc;
 pub mod otlp;
+pub mod ports;
 pub mod proxy;
 pub mod raw;
 pub mod redis;
