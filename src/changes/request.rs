@@ -3,7 +3,7 @@
 use poem::http::HeaderMap;
 use serde_json::Value;
 
-use crate::core::users::BodyPolicy;
+use crate::core::{fields::FieldError, users::BodyPolicy};
 
 /// What a request migration may read and alter.
 pub struct OlderRequest<'a> {
@@ -19,13 +19,35 @@ pub struct OlderRequest<'a> {
     pub body_changed: bool,
     /// The newer version's body rules, which a change may relax.
     pub rules: &'a mut BodyPolicy,
+    /// The strictest user rules' reading of `body`, once a change asked for it.
+    strictest: Option<Vec<FieldError>>,
 }
 
-impl OlderRequest<'_> {
+impl<'a> OlderRequest<'a> {
+    pub fn new(
+        operation: &'a str,
+        query: Vec<(String, String)>,
+        headers: &'a mut HeaderMap,
+        body: Option<Value>,
+        rules: &'a mut BodyPolicy,
+    ) -> Self {
+        Self { operation, query, headers, body, body_changed: false, rules, strictest: None }
+    }
+
     /// The JSON body, to rewrite: the newer version then reads the rewritten one.
     pub fn body_mut(&mut self) -> Option<&mut Value> {
         self.body_changed |= self.body.is_some();
+        self.strictest = None;
         self.body.as_mut()
+    }
+
+    /// What the newer version's strictest rules refuse in the body read as a user (nothing
+    /// without a body): read once, however many changes ask.
+    pub fn strictest_user_errors(&mut self) -> &[FieldError] {
+        let body = self.body.as_ref();
+        self.strictest.get_or_insert_with(|| {
+            body.and_then(|body| BodyPolicy::STRICTEST.read_user(body).err()).unwrap_or_default()
+        })
     }
 
     /// The first value of a query parameter, percent-decoded.
@@ -84,15 +106,33 @@ mod tests {
         let pairs = declared_pairs(Some("page=1&keyword=x&sortBy=na%6De&flag"), &declared);
         assert_eq!(encode(&pairs).as_deref(), Some("page=1&sortBy=na%6De"));
         let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy { strict: true, age_required: true });
-        let request = OlderRequest {
-            operation: "GET /x",
-            query: pairs,
-            headers: &mut headers,
-            body: None,
-            body_changed: false,
-            rules: &mut rules,
-        };
+        let request = OlderRequest::new("GET /x", pairs, &mut headers, None, &mut rules);
         assert_eq!(request.parameter("sortBy").as_deref(), Some("name"));
         assert_eq!(encode(&[]), None);
+    }
+
+    #[test]
+    fn the_strictest_reading_is_kept_until_a_change_rewrites_the_body() {
+        use serde_json::json;
+
+        use crate::core::fields::{Location, Rule};
+        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy::STRICTEST);
+        let body = json!({"name": "Ada", "email": "ada@example.com", "role": "admin"});
+        let mut request = OlderRequest::new("POST /users", Vec::new(), &mut headers, Some(body), &mut rules);
+        let rules_of =
+            |errors: &[FieldError]| errors.iter().map(|e| (e.location.clone(), e.rule.clone())).collect::<Vec<_>>();
+        let first = rules_of(request.strictest_user_errors());
+        assert_eq!(
+            first,
+            [(Location::Body("/age".into()), Rule::Required), (Location::Body("/role".into()), Rule::ReadOnly)]
+        );
+        let body = request.body_mut().unwrap();
+        body["age"] = json!(36);
+        body.as_object_mut().unwrap().remove("role");
+        assert_eq!(request.strictest_user_errors(), &[] as &[FieldError], "read again after the rewrite");
+        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy::STRICTEST);
+        assert!(
+            OlderRequest::new("GET /x", Vec::new(), &mut headers, None, &mut rules).strictest_user_errors().is_empty()
+        );
     }
 }

@@ -92,14 +92,7 @@ impl Through {
         let (query, rewritten) = {
             let declared = route.parameters(req.method());
             let pairs = declared_pairs(req.uri().query(), declared);
-            let mut older = OlderRequest {
-                operation,
-                query: pairs,
-                headers: req.headers_mut(),
-                body,
-                body_changed: false,
-                rules: &mut rules,
-            };
+            let mut older = OlderRequest::new(operation, pairs, req.headers_mut(), body, &mut rules);
             for change in touching {
                 let Some(migrate) = change.request else { continue };
                 match migrate(&mut older) {

@@ -12,7 +12,6 @@ use crate::{
         fields::{FieldError, Location, Rule},
         listing::SortField,
         user::USER_FIELDS,
-        users::BodyPolicy,
     },
     wire::{
         error::{ApiError, render::BodyStyle},
@@ -212,24 +211,22 @@ fn branch_in_query(request: &mut OlderRequest) -> Result<bool, ApiError> {
 /// v1 ignores fields it does not know; met when v2 would refuse one.
 fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
     request.rules.strict = false;
-    let Some(body) = &request.body else { return Ok(false) };
     if request.operation.starts_with("PATCH") {
         // A merge patch names fields to change: v2 refuses any it does not know.
-        return Ok(body.as_object().is_some_and(|fields| fields.keys().any(|k| !USER_FIELDS.contains(&k.as_str()))));
+        let fields = request.body.as_ref().and_then(Value::as_object);
+        return Ok(fields.is_some_and(|fields| fields.keys().any(|k| !USER_FIELDS.contains(&k.as_str()))));
     }
-    let errors = BodyPolicy::STRICTEST.read_user(body).err().unwrap_or_default();
-    Ok(errors.iter().any(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly)))
+    Ok(request.strictest_user_errors().iter().any(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly)))
 }
 
 /// v1 lets `age` be absent; met when v2 would refuse its absence.
 fn age_optional(request: &mut OlderRequest) -> Result<bool, ApiError> {
     request.rules.age_required = false;
-    let Some(body) = &request.body else { return Ok(false) };
     if request.operation.starts_with("PATCH") {
-        return Ok(body.get("age").is_some_and(Value::is_null));
+        return Ok(request.body.as_ref().and_then(|body| body.get("age")).is_some_and(Value::is_null));
     }
-    let errors = BodyPolicy::STRICTEST.read_user(body).err().unwrap_or_default();
-    Ok(errors.iter().any(|e| e.location == Location::Body("/age".into()) && e.rule == Rule::Required))
+    let age = Location::Body("/age".into());
+    Ok(request.strictest_user_errors().iter().any(|e| e.location == age && e.rule == Rule::Required))
 }
 
 /// v1 has no preconditions: it never reads `If-Match` or `If-None-Match`.
@@ -302,7 +299,7 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
-    use crate::{changes::request::declared_pairs, changes::response::IntegerIds};
+    use crate::{changes::request::declared_pairs, changes::response::IntegerIds, core::users::BodyPolicy};
 
     /// Runs every request migration of the changes touching `operation`: the ids met, or the
     /// error, and the query and rules the request then goes on with.
@@ -314,14 +311,8 @@ mod tests {
         let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy::STRICTEST);
         headers.insert("if-match", "\"1\"".parse().unwrap());
         let declared = ["page", "size", "sortBy", "branchCode"].map(String::from);
-        let mut request = OlderRequest {
-            operation,
-            query: declared_pairs(Some(query), &declared),
-            headers: &mut headers,
-            body,
-            body_changed: false,
-            rules: &mut rules,
-        };
+        let mut request =
+            OlderRequest::new(operation, declared_pairs(Some(query), &declared), &mut headers, body, &mut rules);
         let mut met = Vec::new();
         for change in CHANGES.iter().filter(|c| c.touches(operation)) {
             match change.request.map(|migrate| migrate(&mut request)) {
