@@ -129,7 +129,7 @@ impl Served {
         }
     }
 
-    /// Waits until `/health/live` answers; the child's stderr if it exited first.
+    /// Waits until `/health/live` answers; the child's exit status and stderr if it exited first.
     async fn wait_live(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -137,10 +137,10 @@ impl Served {
                 assert_eq!(response.status(), 200);
                 return Ok(());
             }
-            if self.child.try_wait().unwrap().is_some() {
+            if let Some(status) = self.child.try_wait().unwrap() {
                 let mut stderr = String::new();
                 self.child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-                return Err(stderr);
+                return Err(format!("({status}) {stderr}"));
             }
             assert!(Instant::now() < deadline, "tandem serve is not live after 30 s");
             tokio::time::sleep(Duration::from_millis(25)).await;
