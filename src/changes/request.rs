@@ -13,10 +13,11 @@ pub struct OlderRequest<'a> {
     /// parameters the older operation declares.
     pub query: Vec<(String, String)>,
     pub headers: &'a mut HeaderMap,
-    /// The JSON body, when the request has one that parses.
-    pub body: Option<Value>,
-    /// Whether a migration rewrote `body` (through [`OlderRequest::body_mut`]).
-    pub body_changed: bool,
+    /// The JSON body, when the request has one that parses. Read through [`OlderRequest::body`]
+    /// and rewritten only through [`OlderRequest::body_mut`], which forgets `strictest`.
+    pub(super) body: Option<Value>,
+    /// Whether a migration rewrote `body`.
+    pub(super) body_changed: bool,
     /// The newer version's body rules, which a change may relax.
     pub rules: &'a mut BodyPolicy,
     /// The strictest user rules' reading of `body`, once a change asked for it.
@@ -32,6 +33,11 @@ impl<'a> OlderRequest<'a> {
         rules: &'a mut BodyPolicy,
     ) -> Self {
         Self { operation, query, headers, body, body_changed: false, rules, strictest: None }
+    }
+
+    /// The JSON body, when the request has one that parses.
+    pub fn body(&self) -> Option<&Value> {
+        self.body.as_ref()
     }
 
     /// The JSON body, to rewrite: the newer version then reads the rewritten one.

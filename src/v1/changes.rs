@@ -213,7 +213,7 @@ fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
     request.rules.strict = false;
     if request.operation.starts_with("PATCH") {
         // A merge patch names fields to change: v2 refuses any it does not know.
-        let fields = request.body.as_ref().and_then(Value::as_object);
+        let fields = request.body().and_then(Value::as_object);
         return Ok(fields.is_some_and(|fields| fields.keys().any(|k| !USER_FIELDS.contains(&k.as_str()))));
     }
     Ok(request.strictest_user_errors().iter().any(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly)))
@@ -223,7 +223,7 @@ fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
 fn age_optional(request: &mut OlderRequest) -> Result<bool, ApiError> {
     request.rules.age_required = false;
     if request.operation.starts_with("PATCH") {
-        return Ok(request.body.as_ref().and_then(|body| body.get("age")).is_some_and(Value::is_null));
+        return Ok(request.body().and_then(|body| body.get("age")).is_some_and(Value::is_null));
     }
     let age = Location::Body("/age".into());
     Ok(request.strictest_user_errors().iter().any(|e| e.location == age && e.rule == Rule::Required))
