@@ -4,6 +4,7 @@
     python3 bench/ab.py /tmp/tandem-old,target/release/tandem 4 /health/live
     python3 bench/ab.py /tmp/tandem-old,target/release/tandem 4 / keyed_post.lua
     python3 bench/ab.py target/profiling/tandem 0 / random_user.lua   # instructions only
+    python3 bench/ab.py target/release/examples/bare_hyper 0 /          # the floors take an address
 
 On this shared 2-core VM, requests per second drift by up to 45% between consecutive runs of one
 binary; user and system CPU per request, read from /proc/<pid>/stat, drift far less, and taking
@@ -44,13 +45,21 @@ def split(binary):
     return executable, {**bench.ENV, **dict(kv.split("=", 1) for kv in settings.split(";") if kv)}
 
 
+def command(executable):
+    """How to start the server: Tandem serves; the floors (`bare_hyper`, `bare_poem`) take an address."""
+    if os.path.basename(executable).startswith("bare_"):
+        return [executable, f"127.0.0.1:{bench.PORT}"], "/"
+    return [executable, "serve"], "/health/ready"
+
+
 def measure(binary, path, script, seconds, token):
     executable, env = split(binary)
     # The log goes to a file, as an operator keeps it: at the default level its cost is part of a request's.
     log = open(bench.BENCH / ".ab.log", "w")
-    server = subprocess.Popen([executable, "serve"], env=env, stdout=log, stderr=log)
+    args, ready = command(executable)
+    server = subprocess.Popen(args, env=env, stdout=log, stderr=log)
     try:
-        bench.wait_ready(f"http://127.0.0.1:{bench.PORT}/health/ready")
+        bench.wait_ready(f"http://127.0.0.1:{bench.PORT}{ready}")
         bench.wrk(path, token, script, duration="2s")  # warm-up
         user0, system0 = cpu_seconds(server.pid)
         result = bench.wrk(path, token, script, duration=f"{seconds}s")
@@ -94,9 +103,10 @@ def hardware_counters():
 def counted_by_perf(binary, path, script, token):
     """Instructions and cycles per request: `perf stat` attached to the server for COUNTED requests."""
     executable, env = split(binary)
-    server = subprocess.Popen([executable, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args, ready = command(executable)
+    server = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        bench.wait_ready(f"http://127.0.0.1:{bench.PORT}/health/ready")
+        bench.wait_ready(f"http://127.0.0.1:{bench.PORT}{ready}")
         counted_wrk(path, script, token, COUNTED // 4)  # warm-up
         perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "instructions,cycles", "-p", str(server.pid)],
                                 stderr=subprocess.PIPE, text=True)
@@ -122,10 +132,11 @@ def counted_by_callgrind(binary, path, script, token):
     out = PROFILES / f"{name}.out"
     for old in PROFILES.glob(f"{name}.out*"):
         old.unlink()
-    server = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", executable, "serve"],
+    args, ready = command(executable)
+    server = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *args],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        bench.wait_ready(f"http://127.0.0.1:{bench.PORT}/health/ready", seconds=300)
+        bench.wait_ready(f"http://127.0.0.1:{bench.PORT}{ready}", seconds=300)
         counted_wrk(path, script, token, COUNTED // 4)  # warm-up: caches, pools, lazy statics
         bench.sh("callgrind_control", "-z", str(server.pid))
         counted_wrk(path, script, token, COUNTED)
