@@ -4,8 +4,8 @@
 
 use std::{
     collections::HashMap,
-    hash::RandomState,
     fmt::Write,
+    hash::RandomState,
     sync::{
         Arc, RwLock,
         atomic::{AtomicU64, Ordering},
