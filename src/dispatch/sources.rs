@@ -1,7 +1,15 @@
 //! Where a request names its API version: the URI, `X-API-VERSION`, the vendor media type in
 //! `Accept`, or `?version=`. Parsed without allocating.
 
-use poem::http::{HeaderMap, StatusCode};
+use poem::http::{
+    HeaderMap, HeaderName, StatusCode,
+    header::{ACCEPT, AUTHORIZATION},
+};
+
+// Header names as parsed constants: a lookup by `&str` parses and lowercases the name first.
+const API_VERSION_HEADER: HeaderName = HeaderName::from_static("x-api-version");
+/// The tenant a request names; dispatch reads it first, authentication then checks it.
+pub const TENANT_HEADER: HeaderName = HeaderName::from_static("x-tenant-id");
 
 /// One place a version was named, and the raw value (which may be unsupported or junk).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +52,7 @@ pub fn from_uri(path: &str) -> Option<(Option<u16>, &str)> {
 }
 
 pub fn from_header(headers: &HeaderMap) -> Option<Option<u16>> {
-    let value = headers.get("x-api-version")?;
+    let value = headers.get(API_VERSION_HEADER)?;
     Some(value.to_str().ok().and_then(|v| v.trim().parse().ok()))
 }
 
@@ -63,7 +71,7 @@ pub struct VendorType<'a> {
 }
 
 pub fn from_accept<'a>(headers: &'a HeaderMap, vendor: &str) -> Option<VendorType<'a>> {
-    let accept = headers.get("accept")?.to_str().ok()?;
+    let accept = headers.get(ACCEPT)?.to_str().ok()?;
     accept.split(',').find_map(|range| {
         let essence = range.split(';').next()?.trim();
         let rest = essence.strip_prefix("application/vnd.")?.strip_prefix(vendor)?.strip_prefix('.')?;
@@ -78,10 +86,10 @@ pub fn from_accept<'a>(headers: &'a HeaderMap, vendor: &str) -> Option<VendorTyp
 /// Authentication later refuses what does not hold, so a forged claim picks a version for a
 /// request that then gets 401 or 403, nothing more.
 pub fn tenant_hint(headers: &HeaderMap) -> Option<String> {
-    if let Some(tenant) = headers.get("x-tenant-id").and_then(|v| v.to_str().ok()) {
+    if let Some(tenant) = headers.get(TENANT_HEADER).and_then(|v| v.to_str().ok()) {
         return Some(tenant.to_string());
     }
-    let token = headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")?;
+    let token = headers.get(AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ")?;
     let payload = crate::encoding::base64url::decode(token.split('.').nth(1)?)?;
     #[derive(serde::Deserialize)]
     struct Claims {
@@ -92,7 +100,7 @@ pub fn tenant_hint(headers: &HeaderMap) -> Option<String> {
 
 /// Whether `Accept` (absent = anything) allows a JSON answer.
 pub fn accepts_json(headers: &HeaderMap, vendor_matched: bool) -> bool {
-    let Some(accept) = headers.get("accept").and_then(|v| v.to_str().ok()) else { return true };
+    let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok()) else { return true };
     vendor_matched
         || accept.split(',').any(|range| {
             let essence = range.split(';').next().unwrap_or("").trim();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use poem::{
     Endpoint, IntoResponse, Request, Response,
-    http::{HeaderValue, header},
+    http::{HeaderName, HeaderValue, header},
 };
 
 use chrono::{DateTime, Utc};
@@ -24,7 +24,7 @@ use crate::{
 };
 
 /// `X-API-Sunset-Rehearsal: true` answers as the version will after its sunset.
-pub const REHEARSAL_HEADER: &str = "x-api-sunset-rehearsal";
+pub const REHEARSAL_HEADER: HeaderName = HeaderName::from_static("x-api-sunset-rehearsal");
 
 pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
     let vendor_type = match prepare(&mut req, &state).await {

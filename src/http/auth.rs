@@ -8,9 +8,8 @@ use crate::auth::{
     tenant::{self, TenantError},
 };
 use crate::core::storage::Freshness;
+use crate::dispatch::sources::TENANT_HEADER;
 use crate::wire::error::{ApiError, Kind};
-
-pub const TENANT_HEADER: &str = "x-tenant-id";
 
 pub async fn authenticate(req: &Request, verifier: &Verifier) -> Result<Caller, ApiError> {
     let value = req.headers().get(header::AUTHORIZATION).ok_or_else(|| ApiError::unauthenticated(false))?;

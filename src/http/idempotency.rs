@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use poem::{Endpoint, IntoResponse, Request, Response, http::HeaderValue};
+use poem::{
+    Endpoint, IntoResponse, Request, Response,
+    http::{HeaderName, HeaderValue, header},
+};
 
 use super::{AppState, boundary::respond};
 use crate::{
@@ -20,10 +23,10 @@ use crate::{
     },
 };
 
-pub const HEADER: &str = "idempotency-key";
-pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+pub const HEADER: HeaderName = HeaderName::from_static("idempotency-key");
+pub const REPLAYED_HEADER: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// Headers that describe a stored response; per-request ones (date, correlation id) are not kept.
-const KEPT_HEADERS: [&str; 4] = ["content-type", "location", "etag", "content-language"];
+const KEPT_HEADERS: [HeaderName; 4] = [header::CONTENT_TYPE, header::LOCATION, header::ETAG, header::CONTENT_LANGUAGE];
 
 pub fn is_valid_key(key: &str) -> bool {
     crate::core::pattern::IDEMPOTENCY_KEY.matches(key)
@@ -92,7 +95,7 @@ fn stored(response: &Response, body: &[u8]) -> StoredResponse {
     let headers = KEPT_HEADERS
         .iter()
         .filter_map(|name| {
-            response.headers().get(*name).and_then(|v| v.to_str().ok()).map(|v| (name.to_string(), v.to_string()))
+            response.headers().get(name).and_then(|v| v.to_str().ok()).map(|v| (name.to_string(), v.to_string()))
         })
         .collect();
     StoredResponse { status: response.status().as_u16(), headers, body: base64url::encode(body) }

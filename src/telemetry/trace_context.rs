@@ -2,10 +2,10 @@
 //! An invalid header is ignored and the request starts a new trace, as the standard says.
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
-use poem::http::HeaderMap;
+use poem::http::{HeaderMap, HeaderName};
 
-pub const TRACEPARENT: &str = "traceparent";
-pub const TRACESTATE: &str = "tracestate";
+pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+pub const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// The caller's span, when the request carried a valid `traceparent`; its `tracestate` rides
 /// along (an invalid one is dropped, the parent kept).
