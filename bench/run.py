@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -169,6 +170,29 @@ def pgbench(sql, clients=16, seconds=8):
              "-T", str(seconds), "-f", str(script), DB)
     script.unlink()
     return float(re.search(r"tps = ([\d.]+)", out).group(1))
+
+
+def pgbench_fixed_rate(sql, rate, rounds=3, seconds=10):
+    """The statement alone at a fixed rate, `rounds` runs: the p99 the database itself sets under
+    a fixed-rate run. With `-R`, pgbench counts each statement's latency from when it was
+    scheduled, as oha's correction does."""
+    script = BENCH / "pgbench.sql"
+    script.write_text(sql)
+    runs = []
+    with tempfile.TemporaryDirectory() as logs:
+        for i in range(rounds):
+            subprocess.run(["pgbench", "-h", "127.0.0.1", "-U", "postgres", "-n", "-M", "prepared", "-c", "16",
+                            "-j", "2", "-R", str(int(rate)), "-T", str(seconds), "-f", str(script), "--log",
+                            f"--log-prefix={logs}/run{i}", DB], check=True, capture_output=True, env=ENV)
+            # Each line: client, transaction, latency in µs, script, epoch seconds, µs, schedule lag.
+            latencies = sorted(int(line.split()[2]) for log in Path(logs).glob(f"run{i}.*") for line in open(log))
+            runs.append({"rps": len(latencies) / seconds, "p50": latencies[len(latencies) // 2] / 1000,
+                         "p99": latencies[int(len(latencies) * 0.99)] / 1000, "errors": 0})
+    script.unlink()
+    runs.sort(key=lambda r: r["p99"])
+    median = dict(runs[len(runs) // 2])
+    median["p99s"] = [r["p99"] for r in runs]
+    return median
 
 
 def user_insert(rows):
@@ -343,6 +367,7 @@ def main():
         # The floor under S1's fixed-rate p99: the same client, rate and connections against bare
         # hyper, which answers at once. What it reads is the client's and the machine's share.
         results["bare hyper at S1's fixed rate (oha)"] = fixed_rate("/", token, s1_peak / 2, port=BARE_PORT)
+        results["S0 at S1's fixed rate (oha)"] = fixed_rate("/health/live", token, s1_peak / 2)
         results["S2 GET /api/customers page 0 (v1), exact totals"] = wrk("/api/customers?size=20", token)
         deep = get_json("/api/v2/customers?count=false&size=20&page=25000", token)["nextCursor"]
         results["S3 GET /api/v2/customers cursor at depth 500,000"] = wrk(f"/api/v2/customers?size=20&cursor={deep}", token)
@@ -378,6 +403,8 @@ def main():
     user_read = ("\\set id random(1, %d)\nSELECT id, uuid, name, email, age, created_at, updated_at, version "
                  "FROM users WHERE tenant = 'default' AND id = :id;\n" % USERS)
     db_user = pgbench(user_read)
+    # The other floor under S1's fixed-rate p99: the read alone, at the same rate.
+    results["the user read alone at S1's fixed rate (pgbench -R)"] = pgbench_fixed_rate(user_read, s1_peak / 2)
     # Pipelines as deep as Tandem's: every connection's request in flight, spread over 2 sessions.
     depth = CONNECTIONS // 2
     db_user_pipelined = pgbench_pipelined(user_read, depth)
