@@ -132,7 +132,12 @@ def fixed_rate(path_regex, token, rate, rounds=3, port=PORT):
     """`rounds` fixed-rate runs and the median one by p99, with every run's p99 kept for the
     table. One run alone misleads: back-to-back runs of one build at one rate read a p99 from
     1.7 to 112 ms, a few runs in ten far above the rest."""
-    runs = sorted((oha_fixed(path_regex, token, rate, port=port) for _ in range(rounds)), key=lambda r: r["p99"])
+    return median_by_p99([oha_fixed(path_regex, token, rate, port=port) for _ in range(rounds)])
+
+
+def median_by_p99(runs):
+    """The run with the median p99, carrying every run's p99 (lowest first) for the table."""
+    runs = sorted(runs, key=lambda r: r["p99"])
     median = dict(runs[len(runs) // 2])
     median["p99s"] = [r["p99"] for r in runs]
     return median
@@ -189,10 +194,7 @@ def pgbench_fixed_rate(sql, rate, rounds=3, seconds=10):
             runs.append({"rps": len(latencies) / seconds, "p50": latencies[len(latencies) // 2] / 1000,
                          "p99": latencies[int(len(latencies) * 0.99)] / 1000, "errors": 0})
     script.unlink()
-    runs.sort(key=lambda r: r["p99"])
-    median = dict(runs[len(runs) // 2])
-    median["p99s"] = [r["p99"] for r in runs]
-    return median
+    return median_by_p99(runs)
 
 
 def user_insert(rows):
