@@ -44,7 +44,7 @@ pub fn boundary<E: Endpoint>(
     state: Arc<AppState>,
 ) -> impl Future<Output = poem::Result<Response>> {
     let trace = RequestSpan::begin(&req);
-    let info = Arc::new(RequestInfo::new(&req, trace.trace_id));
+    let info = Arc::new(RequestInfo::new(&req, trace.handle()));
     req.extensions_mut().insert(info.clone());
     // Every line logged while the request is answered carries its ids.
     request_scope::run(info.clone(), answer(next, req, state, info, trace))
@@ -76,7 +76,7 @@ async fn answer<E: Endpoint>(
             // The deadline counts from the request's own start: one clock reading fewer.
             let deadline = tokio::time::Instant::from_std(info.started) + state.settings.http.request_timeout();
             let call = tokio::time::timeout_at(deadline, AssertUnwindSafe(inner).catch_unwind());
-            match trace.run(call).await {
+            match call.await {
                 Ok(Ok(result)) => result.map(IntoResponse::into_response),
                 Ok(Err(panic)) => Err(ApiError::internal(anyhow::anyhow!("panic: {}", panic_message(&panic))).into()),
                 Err(_) => Err(ApiError::unavailable("the request ran past TANDEM_REQUEST_TIMEOUT_MS").into()),
@@ -133,14 +133,11 @@ async fn answer<E: Endpoint>(
     let elapsed = info.started.elapsed();
     record(&state, &info, &method, learned, response.status().as_u16(), now, elapsed);
     if trace.is_recording() {
-        // The template in the client's URI space: `/api/v2/users/{id}`, or a legacy `/users/{id}`.
-        let route = info.route().map(|r| format!("{}{r}", info.base_path()));
         trace.end(Answered {
-            method: method.as_str(),
-            route: route.as_deref(),
+            route: info.client_route(),
             status: response.status().as_u16(),
             version: info.version(),
-            tenant: info.tenant().map(|t| &**t),
+            tenant: info.tenant(),
             correlation_id: &info.correlation_id,
         });
     }
@@ -251,7 +248,7 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
         lang: info.lang,
         path,
         correlation_id: &info.correlation_id,
-        trace_id: &info.trace_id.to_string(),
+        trace_id: &info.trace.trace_id.to_string(),
     };
     render(&api, &ctx)
 }

@@ -403,16 +403,17 @@ mod tests {
 
     /// The ids as the boundary carries them now.
     fn in_request_scope(log: &dyn Fn()) {
-        struct Ids;
+        struct Ids(crate::telemetry::traces::TraceHandle);
         impl RequestIds for Ids {
             fn correlation_id(&self) -> &str {
                 CORRELATION_ID
             }
-            fn trace_id(&self) -> opentelemetry::trace::TraceId {
-                opentelemetry::trace::TraceId::from_hex(TRACE_ID).unwrap()
+            fn trace(&self) -> &crate::telemetry::traces::TraceHandle {
+                &self.0
             }
         }
-        request_scope::in_scope(Arc::new(Ids), log)
+        let trace = opentelemetry::trace::TraceId::from_hex(TRACE_ID).unwrap();
+        request_scope::in_scope(Arc::new(Ids(crate::telemetry::traces::TraceHandle::unrecorded(trace))), log)
     }
 
     /// The events the service logs, and the awkward values a field can hold; those of a

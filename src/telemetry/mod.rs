@@ -1,5 +1,5 @@
-//! What the service tells operators about itself: traces (`traces`, exported by `export`,
-//! continued from `trace_context`) and the log. One subscriber setup shared by the binary and the tests. Log lines carry the span fields of
+//! What the service tells operators about itself: traces (`traces`, recorded as `spans`,
+//! exported by `export`, continued from `trace_context`) and the log. One subscriber setup shared by the binary and the tests. Log lines carry the span fields of
 //! the request (its correlation id) and never the request's secrets or personal data: the
 //! access log records route templates, not raw paths or query strings.
 
@@ -7,6 +7,7 @@ pub mod batched;
 pub mod export;
 pub mod json_lines;
 pub mod request_scope;
+pub mod spans;
 pub mod trace_context;
 pub mod traces;
 

@@ -16,10 +16,16 @@ use std::{
 use opentelemetry::trace::TraceId;
 use tracing::Instrument;
 
-/// What a request's log lines name it by.
+use super::traces::TraceHandle;
+
+/// What a request's log lines name it by, and where its child spans are recorded.
 pub trait RequestIds: Send + Sync {
     fn correlation_id(&self) -> &str;
-    fn trace_id(&self) -> TraceId;
+    fn trace(&self) -> &TraceHandle;
+
+    fn trace_id(&self) -> TraceId {
+        self.trace().trace_id
+    }
 }
 
 tokio::task_local! {
@@ -47,6 +53,11 @@ pub fn run<F: Future>(ids: Arc<dyn RequestIds>, work: F) -> impl Future<Output =
 #[cfg(test)]
 pub(super) fn in_scope<R>(ids: Arc<dyn RequestIds>, f: impl FnOnce() -> R) -> R {
     CURRENT.sync_scope(ids, f)
+}
+
+/// The request being answered on this task, if any.
+pub(super) fn current() -> Option<Arc<dyn RequestIds>> {
+    CURRENT.try_with(Arc::clone).ok()
 }
 
 /// Calls `f` with the ids of the request being answered on this task, if any.

@@ -1,106 +1,199 @@
 //! The spans Tandem exports (CONTRACT §13): one per request, and under it one per database
 //! statement, Redis command and uncached token verification. With export off every helper here
-//! is one load and one branch; with it on, a child is made only under a sampled request.
+//! is one load and one branch; with it on, a child is recorded only under a sampled request.
 //!
-//! Invariant: no attribute holds a value a client sent, other than the method, route template,
-//! host and user agent: statements are templates (values travel as parameters), Redis spans
-//! name the command only, never its keys.
+//! A request's spans are plain records (`spans`) gathered on the request and handed to the
+//! export task together when it is answered. A child finds its request through the request's
+//! scope (`request_scope`), so every child's parent is the request's span.
 
-use std::{borrow::Cow, future::Future};
-
-use opentelemetry::{
-    Context, KeyValue,
-    trace::{FutureExt as _, Span as _, SpanKind, Status, TraceContextExt as _, TraceId, Tracer as _},
+use std::{
+    future::Future,
+    sync::{Arc, Mutex},
 };
-use poem::{Request, http::header};
 
-use super::{export::tracer, trace_context};
+use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId};
+use opentelemetry_sdk::trace::{IdGenerator as _, RandomIdGenerator};
+use poem::{
+    Request,
+    http::{Method, header},
+};
 
-/// The request's place in its trace: the trace id the logs and error bodies carry, and, when
-/// export is on, the span the request's work runs under.
-pub struct RequestSpan {
+pub use super::spans::Db;
+use super::{
+    export::{self, Pipeline},
+    request_scope,
+    spans::{Answer, Served, SpanRecord, TraceSpans, What, now},
+    trace_context,
+};
+
+/// The request's place in its trace: what its log lines, error bodies and child spans know of
+/// it. Held by the request's info, so a child can reach it from the request's scope.
+pub struct TraceHandle {
     pub trace_id: TraceId,
-    context: Option<Context>,
+    /// Present when the request is sampled and export is on.
+    recording: Option<Arc<Recording>>,
+}
+
+/// What the request's children are recorded into.
+struct Recording {
+    trace_id: TraceId,
+    span_id: SpanId,
+    flags: TraceFlags,
+    trace_state: Box<str>,
+    /// The children that have ended; `None` once the request's spans were handed over (a child
+    /// that ends later is handed over alone).
+    children: Mutex<Option<Vec<SpanRecord>>>,
+}
+
+impl TraceHandle {
+    /// A request that records nothing (export off, or not sampled).
+    pub fn unrecorded(trace_id: TraceId) -> TraceHandle {
+        TraceHandle { trace_id, recording: None }
+    }
+
+    pub fn is_recording(&self) -> bool {
+        self.recording.is_some()
+    }
+}
+
+impl Recording {
+    fn spans(&self, spans: Vec<SpanRecord>) -> TraceSpans {
+        TraceSpans { trace_id: self.trace_id, flags: self.flags, trace_state: self.trace_state.clone(), spans }
+    }
+
+    fn child_ended(&self, pipeline: &Pipeline, span: SpanRecord) {
+        let mut children = self.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match children.as_mut() {
+            Some(children) => children.push(span),
+            None => {
+                drop(children);
+                pipeline.submit(self.spans(vec![span]));
+            }
+        }
+    }
+}
+
+/// The request's own span, from its start to its answer.
+pub struct RequestSpan {
+    trace_id: TraceId,
+    begun: Option<Begun>,
+}
+
+struct Begun {
+    recording: Arc<Recording>,
+    parent: Option<SpanId>,
+    start: u64,
+    method: Method,
+    host: Option<Box<str>>,
+    user_agent: Option<Box<str>>,
 }
 
 /// What the request's span is named and labelled with once it has been answered.
 pub struct Answered<'a> {
-    pub method: &'a str,
-    pub route: Option<&'a str>,
+    pub route: Option<String>,
     pub status: u16,
     pub version: Option<u16>,
-    pub tenant: Option<&'a str>,
-    pub correlation_id: &'a str,
+    pub tenant: Option<&'a Arc<str>>,
+    pub correlation_id: &'a Arc<str>,
 }
 
 impl RequestSpan {
-    /// Continues the caller's trace (a valid `traceparent`) or starts one.
+    /// Continues the caller's trace (a valid `traceparent`) or starts one, and asks the sampler
+    /// whether it is recorded.
     pub fn begin(req: &Request) -> RequestSpan {
         let parent = trace_context::remote_parent(req.headers());
-        let Some(tracer) = tracer() else {
-            let trace_id = parent.map_or_else(trace_context::new_trace_id, |p| p.trace_id());
-            return RequestSpan { trace_id, context: None };
+        let trace_id = parent.as_ref().map_or_else(trace_context::new_trace_id, SpanContext::trace_id);
+        let Some(pipeline) = export::pipeline() else {
+            return RequestSpan { trace_id, begun: None };
         };
-        let parent = parent.map_or_else(Context::new, |p| Context::new().with_remote_span_context(p));
-        let mut attributes = vec![KeyValue::new("url.scheme", "http")];
-        if let Some(host) = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()) {
-            attributes.push(KeyValue::new("server.address", host_only(host).to_string()));
+        if !pipeline.sample(parent.as_ref(), trace_id) {
+            return RequestSpan { trace_id, begun: None };
         }
-        if let Some(agent) = req.headers().get(header::USER_AGENT).and_then(|h| h.to_str().ok()) {
-            attributes.push(KeyValue::new("user_agent.original", agent.to_string()));
-        }
-        let span = tracer
-            .span_builder(req.method().as_str().to_string())
-            .with_kind(SpanKind::Server)
-            .with_attributes(attributes)
-            .start_with_context(tracer, &parent);
-        let trace_id = span.span_context().trace_id();
-        RequestSpan { trace_id, context: Some(parent.with_span(span)) }
+        let header = |name| req.headers().get(name).and_then(|h| h.to_str().ok());
+        let recording = Recording {
+            trace_id,
+            span_id: new_span_id(),
+            flags: parent.as_ref().map_or(TraceFlags::default(), SpanContext::trace_flags).with_sampled(true),
+            trace_state: parent.as_ref().map_or_else(String::new, |p| p.trace_state().header()).into(),
+            children: Mutex::new(Some(Vec::new())),
+        };
+        let begun = Begun {
+            recording: Arc::new(recording),
+            parent: parent.map(|p| p.span_id()),
+            start: now(),
+            method: req.method().clone(),
+            host: header(header::HOST).map(|host| host_only(host).into()),
+            user_agent: header(header::USER_AGENT).map(Into::into),
+        };
+        RequestSpan { trace_id, begun: Some(begun) }
     }
 
-    /// Runs the request's work under its span, so that statements and commands become children.
-    pub async fn run<F: Future>(&self, work: F) -> F::Output {
-        match &self.context {
-            Some(cx) => work.with_context(cx.clone()).await,
-            None => work.await,
-        }
+    /// What the request's info holds of its trace.
+    pub fn handle(&self) -> TraceHandle {
+        TraceHandle { trace_id: self.trace_id, recording: self.begun.as_ref().map(|b| b.recording.clone()) }
     }
 
     /// Whether the request's span is sampled (and so will be exported).
     pub fn is_recording(&self) -> bool {
-        self.context.as_ref().is_some_and(|cx| cx.span().is_recording())
+        self.begun.is_some()
     }
 
-    /// Names and labels the span by what the request turned out to be, and ends it. (A span
-    /// not recorded is dropped unexported.)
-    pub fn end(self, answered: Answered<'_>) {
-        let Some(cx) = self.context else { return };
-        let span = cx.span();
-        span.update_name(match answered.route {
-            Some(route) => format!("{} {route}", answered.method),
-            None => answered.method.to_string(),
+    /// Ends the request's span and hands it, with the children that ended under it, to export.
+    pub fn end(mut self, answered: Answered<'_>) {
+        let answer = Answer {
+            route: answered.route.map(Into::into),
+            status: answered.status,
+            version: answered.version,
+            tenant: answered.tenant.cloned(),
+            correlation_id: answered.correlation_id.clone(),
+        };
+        if let Some(begun) = self.begun.take() {
+            begun.end(Some(answer));
+        }
+    }
+}
+
+/// A request dropped unanswered (its client went away) still shows in its trace, as far as it
+/// got, with the children that ended under it.
+impl Drop for RequestSpan {
+    fn drop(&mut self) {
+        if let Some(begun) = self.begun.take() {
+            begun.end(None);
+        }
+    }
+}
+
+impl Begun {
+    fn end(self, answer: Option<Answer>) {
+        let Some(pipeline) = export::pipeline() else { return };
+        let recording = self.recording;
+        let children = recording.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        let mut spans = children.unwrap_or_default();
+        spans.push(SpanRecord {
+            span_id: recording.span_id,
+            parent_span_id: self.parent.unwrap_or(SpanId::INVALID),
+            parent_is_remote: self.parent.is_some(),
+            start: self.start,
+            end: now(),
+            failed: answer.as_ref().is_some_and(|a| a.status >= 500),
+            what: What::Request(Box::new(Served {
+                method: self.method,
+                host: self.host,
+                user_agent: self.user_agent,
+                answer,
+            })),
         });
-        let mut attributes = vec![
-            KeyValue::new("http.request.method", answered.method.to_string()),
-            KeyValue::new("http.response.status_code", i64::from(answered.status)),
-            KeyValue::new("tandem.correlation_id", answered.correlation_id.to_string()),
-        ];
-        if let Some(route) = answered.route {
-            attributes.push(KeyValue::new("http.route", route.to_string()));
+        pipeline.submit(recording.spans(spans));
+    }
+}
+
+/// A span id from the SDK's generator: random, never zero.
+fn new_span_id() -> SpanId {
+    loop {
+        let id = RandomIdGenerator::default().new_span_id();
+        if id != SpanId::INVALID {
+            return id;
         }
-        if let Some(version) = answered.version {
-            attributes.push(KeyValue::new("tandem.api_version", i64::from(version)));
-        }
-        if let Some(tenant) = answered.tenant {
-            attributes.push(KeyValue::new("tandem.tenant", tenant.to_string()));
-        }
-        span.set_attributes(attributes);
-        // A server span is an error for 5xx only: a 4xx is the client's (semantic conventions).
-        if answered.status >= 500 {
-            span.set_status(Status::error(""));
-            span.set_attribute(KeyValue::new("error.type", answered.status.to_string()));
-        }
-        span.end();
     }
 }
 
@@ -109,41 +202,14 @@ fn host_only(host: &str) -> &str {
     if let Some(rest) = host.strip_prefix('[') {
         return rest.split(']').next().unwrap_or(rest);
     }
-    host.rsplit_once(':').map_or(host, |(h, _)| h)
+    // By bytes: a `char` search costs more than the rest of the span's start.
+    host.bytes().rposition(|b| b == b':').map_or(host, |colon| &host[..colon])
 }
 
-/// A database system, as `db.system.name` names it.
-#[derive(Debug, Clone, Copy)]
-pub enum Db {
-    Postgres,
-    Sqlite,
-}
-
-impl Db {
-    fn name(self) -> &'static str {
-        match self {
-            Db::Postgres => "postgresql",
-            Db::Sqlite => "sqlite",
-        }
-    }
-}
-
-/// A child span for one database statement, named by its operation and table, holding the
-/// statement's template; `None` when nothing is traced.
+/// A child span for one database statement, holding the statement's template; `None` when
+/// nothing is traced.
 pub fn statement_span(db: Db, sql: &str) -> Option<ChildSpan> {
-    child(|| {
-        let (operation, table) = summary(sql);
-        let name = match table {
-            Some(table) => format!("{operation} {table}"),
-            None => operation.to_string(),
-        };
-        let attributes = vec![
-            KeyValue::new("db.system.name", db.name()),
-            KeyValue::new("db.operation.name", operation.to_string()),
-            KeyValue::new("db.query.text", sql.to_string()),
-        ];
-        (Cow::Owned(name), SpanKind::Client, attributes)
-    })
+    ChildSpan::start(|| What::Statement { db, sql: sql.into() })
 }
 
 /// Runs one database statement under its span ([`statement_span`]).
@@ -162,11 +228,7 @@ pub async fn redis<T, E, F>(command: &'static str, run: F) -> Result<T, E>
 where
     F: Future<Output = Result<T, E>>,
 {
-    let span = child(|| {
-        let attributes = vec![KeyValue::new("db.system.name", "redis"), KeyValue::new("db.operation.name", command)];
-        (Cow::Borrowed(command), SpanKind::Client, attributes)
-    });
-    match span {
+    match ChildSpan::start(|| What::Redis { command }) {
         Some(span) => span.around(run).await,
         None => run.await,
     }
@@ -178,43 +240,40 @@ pub async fn token_verification<T, E, F>(run: F) -> Result<T, E>
 where
     F: Future<Output = Result<T, E>>,
 {
-    let span = child(|| (Cow::Borrowed("verify token"), SpanKind::Internal, Vec::new()));
-    match span {
+    match ChildSpan::start(|| What::TokenVerification) {
         Some(span) => span.around(run).await,
         None => run.await,
     }
 }
 
-type Describe = (Cow<'static, str>, SpanKind, Vec<KeyValue>);
-
-/// A child of the current span, when export is on and the current span is sampled.
-fn child(describe: impl FnOnce() -> Describe) -> Option<ChildSpan> {
-    let tracer = tracer()?;
-    let parent = Context::current();
-    if !parent.span().span_context().is_sampled() {
-        return None;
-    }
-    let (name, kind, attributes) = describe();
-    let span =
-        tracer.span_builder(name).with_kind(kind).with_attributes(attributes).start_with_context(tracer, &parent);
-    Some(ChildSpan(parent.with_span(span)))
+/// A started child span of the request being answered; it ends when dropped.
+pub struct ChildSpan {
+    request: Arc<dyn request_scope::RequestIds>,
+    span_id: SpanId,
+    start: u64,
+    failed: bool,
+    what: Option<What>,
 }
 
-/// A started child span; it ends when dropped.
-pub struct ChildSpan(Context);
-
 impl ChildSpan {
-    /// Marks the work failed (the status only: an error's text may quote values).
-    pub fn failed(&self) {
-        self.0.span().set_status(Status::error(""));
+    /// A child of the current request, when export is on and the request is sampled.
+    fn start(what: impl FnOnce() -> What) -> Option<ChildSpan> {
+        export::pipeline()?;
+        let request = request_scope::current().filter(|r| r.trace().is_recording())?;
+        Some(ChildSpan { request, span_id: new_span_id(), start: now(), failed: false, what: Some(what()) })
     }
 
-    /// Runs `work` under this span (its own children nest under it) and ends the span with it.
+    /// Ends the span as failed (the status only: an error's text may quote values).
+    pub fn failed(mut self) {
+        self.failed = true;
+    }
+
+    /// Runs `work` under this span and ends the span with it.
     pub async fn around<T, E, F>(self, work: F) -> Result<T, E>
     where
         F: Future<Output = Result<T, E>>,
     {
-        let result = work.with_context(self.0.clone()).await;
+        let result = work.await;
         if result.is_err() {
             self.failed();
         }
@@ -224,41 +283,26 @@ impl ChildSpan {
 
 impl Drop for ChildSpan {
     fn drop(&mut self) {
-        self.0.span().end();
+        let (Some(what), Some(pipeline)) = (self.what.take(), export::pipeline()) else { return };
+        let Some(recording) = &self.request.trace().recording else { return };
+        recording.child_ended(
+            pipeline,
+            SpanRecord {
+                span_id: self.span_id,
+                parent_span_id: recording.span_id,
+                parent_is_remote: false,
+                start: self.start,
+                end: now(),
+                failed: self.failed,
+                what,
+            },
+        );
     }
-}
-
-/// The statement's operation (its first keyword) and, where it names one plainly, its table.
-fn summary(sql: &str) -> (&str, Option<&str>) {
-    let mut words = sql.split_ascii_whitespace();
-    let operation = words.next().unwrap_or("SQL");
-    let after = |keyword: &str| {
-        let mut words = sql.split_ascii_whitespace();
-        words.find(|w| w.eq_ignore_ascii_case(keyword)).and_then(|_| words.next())
-    };
-    let table = match operation.to_ascii_uppercase().as_str() {
-        "SELECT" | "DELETE" => after("FROM"),
-        "INSERT" => after("INTO"),
-        "UPDATE" => words.next(),
-        _ => None,
-    };
-    let table = table.map(|t| t.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')));
-    (operation, table.filter(|t| !t.is_empty()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_statement_is_summarised_by_its_operation_and_table() {
-        assert_eq!(summary("SELECT id FROM users WHERE tenant = $1"), ("SELECT", Some("users")));
-        assert_eq!(summary("INSERT INTO customers (a) VALUES ($1)"), ("INSERT", Some("customers")));
-        assert_eq!(summary("UPDATE users SET name = $1"), ("UPDATE", Some("users")));
-        assert_eq!(summary("DELETE FROM imports WHERE id = $1"), ("DELETE", Some("imports")));
-        assert_eq!(summary("RESET statement_timeout"), ("RESET", None));
-        assert_eq!(summary("SELECT 1"), ("SELECT", None));
-    }
 
     #[test]
     fn the_host_without_its_port() {

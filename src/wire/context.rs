@@ -11,17 +11,17 @@ use poem::{
     http::{HeaderName, header::ACCEPT_LANGUAGE},
 };
 
-use opentelemetry::trace::TraceId;
-
 use super::error::i18n::Lang;
+use crate::telemetry::traces::TraceHandle;
 
 // A constant name: one given as a string is parsed and hashed again on every use.
 pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
 
 pub struct RequestInfo {
-    pub correlation_id: Box<str>,
+    /// Shared, not copied, with the request's span.
+    pub correlation_id: Arc<str>,
     /// The trace the request runs in: its caller's (`traceparent`) or a new one.
-    pub trace_id: TraceId,
+    pub trace: TraceHandle,
     /// The request target as the client sent it.
     pub target: poem::http::Uri,
     pub lang: Lang,
@@ -61,20 +61,20 @@ pub enum Refusal {
 }
 
 impl RequestInfo {
-    pub fn new(req: &Request, trace_id: TraceId) -> Self {
+    pub fn new(req: &Request, trace: TraceHandle) -> Self {
         let correlation_id = req
             .headers()
             .get(CORRELATION_HEADER)
             .and_then(|v| v.to_str().ok())
             .filter(|v| is_valid_correlation_id(v))
-            .map(Box::from)
+            .map(Arc::from)
             .unwrap_or_else(|| {
-                Box::from(&*uuid::Uuid::new_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()))
+                Arc::from(&*uuid::Uuid::new_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()))
             });
         let lang = Lang::negotiate(req.headers().get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
         Self {
             correlation_id,
-            trace_id,
+            trace,
             target: req.uri().clone(),
             lang,
             started: Instant::now(),
@@ -104,9 +104,25 @@ impl RequestInfo {
 
     /// The path prefix a response's links use: the client's own URI space.
     pub fn base_path(&self) -> String {
-        match self.resolved.get() {
-            Some(Resolved { legacy: false, version, .. }) => format!("/api/v{version}"),
-            _ => String::new(),
+        let mut base = String::new();
+        self.push_base_path(&mut base);
+        base
+    }
+
+    /// The route template in the client's URI space: `/api/v2/users/{id}`, or a legacy
+    /// `/users/{id}`.
+    pub fn client_route(&self) -> Option<String> {
+        let route = self.route()?;
+        let mut path = String::with_capacity(8 + route.len());
+        self.push_base_path(&mut path);
+        path.push_str(route);
+        Some(path)
+    }
+
+    fn push_base_path(&self, out: &mut String) {
+        if let Some(Resolved { legacy: false, version, .. }) = self.resolved.get() {
+            out.push_str("/api/v");
+            out.push_str(itoa::Buffer::new().format(*version));
         }
     }
 }
@@ -117,8 +133,8 @@ impl crate::telemetry::request_scope::RequestIds for RequestInfo {
         &self.correlation_id
     }
 
-    fn trace_id(&self) -> TraceId {
-        self.trace_id
+    fn trace(&self) -> &TraceHandle {
+        &self.trace
     }
 }
 

@@ -54,7 +54,17 @@ fn children_of<'a>(spans: &'a [Span], parent: &Span) -> Vec<&'a Span> {
 
 async fn a_traceparent_is_continued_with_statements_under_the_request(backend: Backend) {
     let collector = Collector::http().await;
-    let app = exporting(&backend, &collector, &[("OTEL_SERVICE_NAME", Some("tandem-under-test"))]).await;
+    let app = exporting(
+        &backend,
+        &collector,
+        &[
+            ("OTEL_SERVICE_NAME", Some("tandem-under-test")),
+            ("OTEL_RESOURCE_ATTRIBUTES", Some("deployment.environment=trace-test")),
+            // A vendor's key, percent-encoded as the specification says.
+            ("OTEL_EXPORTER_OTLP_HEADERS", Some("x-vendor-key=k%20e%3Dy,x-team=core")),
+        ],
+    )
+    .await;
     let marker = uuid::Uuid::new_v4().simple().to_string();
     let (name, email) = (format!("Traced Person {marker}"), format!("traced-{marker}@example.com"));
     let subject = format!("sub-{}", uuid::Uuid::new_v4().simple());
@@ -172,8 +182,16 @@ async fn a_traceparent_is_continued_with_statements_under_the_request(backend: B
     for (what, secret) in [("token", token.as_str()), ("e-mail", &email), ("name", &name), ("subject", &subject)] {
         assert!(!everything.iter().any(|v| v.contains(secret)), "a span holds the {what}");
     }
-    let service = collector.resource().into_iter().find(|kv| kv.key == "service.name").unwrap();
-    assert_eq!(text(service.value.as_ref().unwrap()), "tandem-under-test");
+    let resource = |key: &str| {
+        collector.resource().into_iter().find(|kv| kv.key == key).map(|kv| text(kv.value.as_ref().unwrap()))
+    };
+    assert_eq!(resource("service.name").as_deref(), Some("tandem-under-test"));
+    assert_eq!(resource("deployment.environment").as_deref(), Some("trace-test"));
+    // The headers arrive with every export, decoded; the key is in no span.
+    let headers = collector.headers();
+    assert!(headers.contains(&("x-vendor-key".into(), "k e=y".into())), "{headers:?}");
+    assert!(headers.contains(&("x-team".into(), "core".into())), "{headers:?}");
+    assert!(!everything.iter().any(|v| v.contains("k e=y")), "a span holds the collector's key");
 
     // The access log carries the trace id beside the correlation id.
     let stdout = app.stdout();
@@ -260,7 +278,9 @@ async fn a_slow_or_dead_collector_costs_requests_nothing_and_is_counted(backend:
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", Some(dead.as_str())), ("OTEL_BSP_SCHEDULE_DELAY", Some("50"))],
     )
     .await;
-    for served in [&app, &down] {
+    // A queue with room, and a timeout that gives up on the slow collector first.
+    let timing_out = exporting(&backend, &collector, &[("OTEL_EXPORTER_OTLP_TIMEOUT", Some("1000"))]).await;
+    for served in [&app, &down, &timing_out] {
         for _ in 0..30 {
             let started = Instant::now();
             served.get("/api/v2/users").await.assert_status(200);
@@ -268,7 +288,9 @@ async fn a_slow_or_dead_collector_costs_requests_nothing_and_is_counted(backend:
             assert!(started.elapsed() < Duration::from_secs(2), "a request waited {:?}", started.elapsed());
         }
     }
-    for (what, served) in [("a slow collector", &app), ("a dead collector", &down)] {
+    for (what, served) in
+        [("a slow collector", &app), ("a dead collector", &down), ("a collector past the timeout", &timing_out)]
+    {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let metrics = served.get("/metrics").await;
@@ -292,7 +314,15 @@ fn metric(reply: &Reply, name: &str) -> f64 {
 
 async fn grpc_exports_as_http_does(backend: Backend) {
     let collector = Collector::grpc().await;
-    let app = exporting(&backend, &collector, &[("OTEL_EXPORTER_OTLP_PROTOCOL", Some("grpc"))]).await;
+    let app = exporting(
+        &backend,
+        &collector,
+        &[
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", Some("grpc")),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", Some("x-vendor-key=over-grpc")),
+        ],
+    )
+    .await;
     let trace = unique_trace();
     send(
         app.client
@@ -304,6 +334,8 @@ async fn grpc_exports_as_http_does(backend: Backend) {
     .assert_status(200);
     let spans = collector.wait_for("the request over gRPC", |s| request_spans(s, &trace).len() == 1).await;
     assert_eq!(request_spans(&spans, &trace)[0].name, "GET /api/v2/users");
+    assert!(!children_of(&spans, &request_spans(&spans, &trace)[0]).is_empty(), "its statements under it");
+    assert!(collector.headers().contains(&("x-vendor-key".into(), "over-grpc".into())), "as metadata");
 }
 
 async fn an_invalid_otel_variable_refuses_to_start(_backend: Backend) {

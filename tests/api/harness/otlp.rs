@@ -31,6 +31,8 @@ struct Received {
     spans: Vec<Span>,
     /// Every resource attribute seen, from every export.
     resource: Vec<KeyValue>,
+    /// The `x-*` headers (gRPC: metadata) exports arrived with.
+    headers: Vec<(String, String)>,
 }
 
 #[derive(Clone)]
@@ -40,12 +42,15 @@ struct Shared {
 }
 
 impl Shared {
-    async fn take(&self, request: ExportTraceServiceRequest) {
+    async fn take(&self, headers: &poem::http::HeaderMap, request: ExportTraceServiceRequest) {
         let mode = *self.mode.lock().unwrap();
         if let Mode::Slow(delay) = mode {
             tokio::time::sleep(delay).await;
         }
         let mut received = self.received.lock().unwrap();
+        for (name, value) in headers.iter().filter(|(name, _)| name.as_str().starts_with("x-")) {
+            received.headers.push((name.to_string(), value.to_str().unwrap_or_default().to_string()));
+        }
         for resource_spans in request.resource_spans {
             if let Some(resource) = resource_spans.resource {
                 received.resource.extend(resource.attributes);
@@ -65,11 +70,11 @@ pub struct Collector {
 }
 
 #[handler]
-async fn traces(body: Vec<u8>, shared: Data<&Shared>) -> poem::Response {
+async fn traces(headers: &poem::http::HeaderMap, body: Vec<u8>, shared: Data<&Shared>) -> poem::Response {
     let Ok(request) = ExportTraceServiceRequest::decode(body.as_ref()) else {
         return poem::Response::builder().status(StatusCode::BAD_REQUEST).finish();
     };
-    shared.take(request).await;
+    shared.take(headers, request).await;
     poem::Response::builder()
         .content_type("application/x-protobuf")
         .body(ExportTraceServiceResponse::default().encode_to_vec())
@@ -81,7 +86,8 @@ impl TraceService for Shared {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-        self.take(request.into_inner()).await;
+        let headers = request.metadata().clone().into_headers();
+        self.take(&headers, request.into_inner()).await;
         Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
     }
 }
@@ -119,6 +125,11 @@ impl Collector {
 
     pub fn spans(&self) -> Vec<Span> {
         self.shared.received.lock().unwrap().spans.clone()
+    }
+
+    /// The `x-*` headers exports arrived with, in order.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        self.shared.received.lock().unwrap().headers.clone()
     }
 
     pub fn resource(&self) -> Vec<KeyValue> {
