@@ -12,7 +12,8 @@ turns spreads the drift over both builds. A binary may carry environment setting
 g. `target/release/tandem@MIMALLOC_PURGE_DELAY=10`. Needs the data `bench/run` seeds.
 
 Then, once per binary, the measure this machine cannot blur: instructions (and cycles) per
-request of the server process over a fixed number of answered requests (BENCH_COUNTED, 4,000),
+request of the server process over a fixed number of answered requests (BENCH_COUNTED, 4,000;
+0 skips the count),
 from `perf stat` where the machine has hardware counters, else from `valgrind --tool=callgrind`,
 which counts instructions exactly but no cycles. The callgrind profile is kept in
 bench/.callgrind/ for `callgrind_annotate --inclusive=yes` (the account by layer in RESULTS.md).
@@ -168,7 +169,7 @@ def main():
         system = sum(r[2] for r in runs) / len(runs)
         print(f"{binary[-40:]:>40}  mean per request: user {user:.2f} µs, sys {system:.2f} µs")
     by_perf = hardware_counters()
-    for binary in binaries:
+    for binary in binaries if COUNTED else []:
         count = counted_by_perf if by_perf else counted_by_callgrind
         instructions, cycles = count(binary, path, script, token)
         source = "perf stat" if by_perf else "callgrind; no cycles without hardware counters"
