@@ -301,13 +301,5 @@ impl Drop for ChildSpan {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_host_without_its_port() {
-        assert_eq!(host_only("example.com:8080"), "example.com");
-        assert_eq!(host_only("example.com"), "example.com");
-        assert_eq!(host_only("[::1]:80"), "::1");
-    }
-}
+#[path = "traces_tests.rs"]
+mod tests;

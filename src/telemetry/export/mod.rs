@@ -127,3 +127,20 @@ pub fn start(settings: &ExportSettings) -> anyhow::Result<Exporting> {
     tokio::spawn(drain.run(queue, flushes));
     Ok(Exporting { flush })
 }
+
+/// Export on for the unit tests: every trace sampled and queued, none sent.
+#[cfg(test)]
+pub(super) fn for_tests() -> &'static Pipeline {
+    let _ = PIPELINE.set(Pipeline { sampler: Sampler::AlwaysOn, queue: Queue::new(usize::MAX / 2, usize::MAX / 2) });
+    pipeline().expect("set just above")
+}
+
+#[cfg(test)]
+impl Pipeline {
+    /// Everything queued so far.
+    pub(super) fn queued_for_tests(&self) -> Vec<TraceSpans> {
+        let mut taken = Vec::new();
+        self.queue.take(&mut taken);
+        taken
+    }
+}
