@@ -1,9 +1,9 @@
 //! OTLP's `ExportTraceServiceRequest` (the `opentelemetry-proto` definitions), written as
 //! protobuf straight from the spans' records. Each span is encoded once, when the export task
 //! takes it; a batch's body is the resource and scope written at start, then those bytes.
-//! Converting through opentelemetry-proto's message types and prost cost three times a span's
-//! whole budget (`bench/RESULTS.md`, "Traces"); a unit test holds these bytes to what that
-//! conversion gives for the same spans.
+//! Converting through opentelemetry-proto's message types and prost cost twice what export
+//! may cost a request in all (`bench/RESULTS.md`, "Traces"); a unit test holds these bytes to
+//! what that conversion gives for the same spans.
 
 use opentelemetry::{Array, Value as OtelValue};
 use opentelemetry_sdk::Resource;
@@ -22,7 +22,7 @@ const STATUS_ERROR: u64 = 2;
 
 /// The spans of one export, encoded as the export task takes them.
 pub struct Batch {
-    /// `ResourceSpans.resource`, then the tag of `ResourceSpans.scope_spans`: written once.
+    /// `ResourceSpans.resource` (and its schema URL, if any): written once.
     resource: Vec<u8>,
     /// `ScopeSpans.scope`: written once.
     scope: Vec<u8>,
