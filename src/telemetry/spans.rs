@@ -185,7 +185,7 @@ impl Summaries {
     /// Kept at most; past it the cache starts again.
     const MAX: usize = 512;
 
-    pub fn of(&mut self, sql: &str) -> &Summary {
+    fn of(&mut self, sql: &str) -> &Summary {
         if let Some(&at) = self.index.get(sql) {
             return &self.summaries[at];
         }
@@ -205,7 +205,7 @@ impl Summaries {
 }
 
 /// The statement's operation (its first keyword) and, where it names one plainly, its table.
-pub fn summary(sql: &str) -> (&str, Option<&str>) {
+fn summary(sql: &str) -> (&str, Option<&str>) {
     let mut words = sql.split_ascii_whitespace();
     let operation = words.next().unwrap_or("SQL");
     let after = |keyword: &str| {

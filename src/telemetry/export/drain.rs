@@ -13,13 +13,15 @@ pub struct Drain {
     pub batch: Batch,
     pub size: usize,
     pub delay: Duration,
+    /// Statements' names, kept between batches.
+    pub summaries: Summaries,
     /// Whether the last export failed: the log says so once per failing stretch.
     pub failing: bool,
 }
 
 impl Drain {
     pub async fn run(mut self, queue: &Queue, mut flushes: mpsc::Receiver<oneshot::Sender<()>>) {
-        let (mut taken, mut summaries) = (Vec::new(), Summaries::default());
+        let mut taken = Vec::new();
         loop {
             let flushed = tokio::select! {
                 () = tokio::time::sleep(self.delay) => None,
@@ -28,7 +30,7 @@ impl Drain {
             };
             queue.take(&mut taken);
             for trace in taken.drain(..) {
-                self.add(&trace, &mut summaries).await;
+                self.add(&trace).await;
             }
             self.send().await;
             if let Some(done) = flushed {
@@ -38,9 +40,9 @@ impl Drain {
     }
 
     /// Encodes a request's spans into the batch, sending each batch that fills.
-    async fn add(&mut self, trace: &TraceSpans, summaries: &mut Summaries) {
+    async fn add(&mut self, trace: &TraceSpans) {
         for span in &trace.spans {
-            self.batch.push(trace, span, summaries);
+            self.batch.push(trace, span, &mut self.summaries);
             if self.batch.len() >= self.size {
                 self.send().await;
             }

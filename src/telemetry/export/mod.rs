@@ -37,7 +37,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use settings::ExportSettings;
 use settings::{Root, SamplerSetting};
 
-use super::spans::TraceSpans;
+use super::spans::{Summaries, TraceSpans};
 use drain::Drain;
 use otlp::Batch;
 use queue::Queue;
@@ -122,8 +122,14 @@ pub fn start(settings: &ExportSettings) -> anyhow::Result<Exporting> {
     anyhow::ensure!(PIPELINE.set(set).is_ok(), "span export was started twice");
     let queue = &pipeline().expect("set just above").queue;
     let (flush, flushes) = mpsc::channel(1);
-    let drain =
-        Drain { transport, batch: Batch::new(&resource), size: settings.batch, delay: settings.delay, failing: false };
+    let drain = Drain {
+        transport,
+        batch: Batch::new(&resource),
+        size: settings.batch,
+        delay: settings.delay,
+        summaries: Summaries::default(),
+        failing: false,
+    };
     tokio::spawn(drain.run(queue, flushes));
     Ok(Exporting { flush })
 }
