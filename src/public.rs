@@ -13,6 +13,7 @@ use serde_json::json;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::{
+    core::storage::StoreError,
     http::AppState,
     lifecycle::Stage,
     wire::{
@@ -42,6 +43,11 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
     let mut ok = true;
     match database {
         Ok(()) => checks.insert("database".into(), json!("ok")),
+        Err(StoreError::ReadOnly) => {
+            tracing::warn!("readiness: the primary is read-only");
+            ok = false;
+            checks.insert("database".into(), json!("read-only"))
+        }
         Err(err) => {
             tracing::warn!(cause = %err, "readiness: database unreachable");
             ok = false;

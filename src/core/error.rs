@@ -46,6 +46,7 @@ impl From<StoreError> for CoreError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Unavailable(cause) => CoreError::Unavailable(cause),
+            StoreError::ReadOnly => CoreError::Unavailable("the primary is read-only".into()),
             StoreError::Conflict(crate::core::storage::Constraint::UserEmail) => {
                 CoreError::Conflict(Conflict::DuplicateEmail)
             }

@@ -143,8 +143,9 @@ impl Layers {
     fn read() -> Self {
         let file = std::env::var(CONFIG_VARIABLE).unwrap_or_else(|_| "tandem.toml".into());
         let env = Env::prefixed(PREFIX)
-            // The suite's own variables, and the one naming the file, are not settings.
-            .filter(|name| !name.starts_with("TEST_") && name != "CONFIG")
+            // The suite's own variables, the one naming the file, and those Kubernetes injects
+            // for a Service named `tandem` are not settings.
+            .filter(|name| !name.starts_with("TEST_") && name != "CONFIG" && !names::is_service_link(name.as_str()))
             .map(|name| names::key_of_variable(name.as_str()).into());
         Self { toml: Figment::from(Grouped(Toml::file(&file))), env: Figment::from(Grouped(env)), file }
     }

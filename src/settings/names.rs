@@ -25,6 +25,26 @@ pub fn variable(path: &[&str]) -> String {
     }
 }
 
+/// Whether `name` (past the prefix, any case) is one of the variables Kubernetes injects into
+/// every pod beside a Service named `tandem` (service links): `SERVICE_HOST`, `SERVICE_PORT`,
+/// `SERVICE_PORT_<NAME>`, `PORT`, `PORT_<N>_<PROTO>` and its `_ADDR`, `_PORT`, `_PROTO`. They
+/// are not settings, and must not stop a start.
+pub fn is_service_link(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    if ["SERVICE_HOST", "SERVICE_PORT", "PORT"].contains(&name.as_str()) {
+        return true;
+    }
+    if let Some(port_name) = name.strip_prefix("SERVICE_PORT_") {
+        return !port_name.is_empty();
+    }
+    let Some(rest) = name.strip_prefix("PORT_") else { return false };
+    let mut parts = rest.splitn(3, '_');
+    let (Some(number), Some(protocol), field) = (parts.next(), parts.next(), parts.next()) else { return false };
+    number.parse::<u16>().is_ok()
+        && ["TCP", "UDP", "SCTP"].contains(&protocol)
+        && field.is_none_or(|f| ["ADDR", "PORT", "PROTO"].contains(&f))
+}
+
 /// The candidate closest to `name`, if it is close enough to be a typo of it.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let name = name.to_ascii_lowercase();
@@ -50,6 +70,36 @@ mod tests {
         assert_eq!(key_of_variable("VENDOR"), "vendor");
         assert_eq!(key_of_variable("V_SUNSET_AT"), "v_sunset_at");
         assert_eq!(key_of_variable("V1"), "v1");
+    }
+
+    #[test]
+    fn kubernetes_service_links_are_told_from_typos() {
+        for link in [
+            "SERVICE_HOST",
+            "SERVICE_PORT",
+            "SERVICE_PORT_HTTP",
+            "PORT",
+            "PORT_80_TCP",
+            "PORT_80_TCP_ADDR",
+            "PORT_80_TCP_PORT",
+            "port_8080_tcp_proto",
+            "PORT_53_UDP",
+            "PORT_9_SCTP_ADDR",
+        ] {
+            assert!(is_service_link(link), "{link}");
+        }
+        for typo in [
+            "SERVICE",
+            "SERVICE_PORT_",
+            "PORTS",
+            "PORT_80",
+            "PORT_X_TCP",
+            "PORT_80_TCP_HOST",
+            "PORT_80_HTTP",
+            "LISTEN_PORT",
+        ] {
+            assert!(!is_service_link(typo), "{typo}");
+        }
     }
 
     #[test]

@@ -52,13 +52,21 @@ pub async fn connect(
 ) -> anyhow::Result<Arc<dyn Store>> {
     let Connection { url, timeout, pool_size } = connection;
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(postgres::PgStore::connect(url, timeout, pool_size, migrate, replica).await?))
+        let role = postgres::Role::Primary;
+        Ok(Arc::new(postgres::PgStore::connect(url, role, timeout, pool_size, migrate, replica).await?))
     } else if url.starts_with("sqlite:") {
         anyhow::ensure!(replica.is_none(), "TANDEM_DATABASE_REPLICA_URL needs PostgreSQL");
         Ok(Arc::new(sqlite::SqliteStore::connect(url, timeout, migrate).await?))
     } else {
         anyhow::bail!("TANDEM_DATABASE_URL must start with sqlite:// or postgres://")
     }
+}
+
+/// Why the service cannot use a PostgreSQL URL (its hosts and parameters), naming the variable
+/// and the parameter; `replica` for `TANDEM_DATABASE_REPLICA_URL`.
+pub fn check_postgres_url(url: &str, replica: bool) -> anyhow::Result<()> {
+    let role = if replica { postgres::Role::Replica } else { postgres::Role::Primary };
+    postgres::url::PgUrl::parse(url, role).map(drop).map_err(|why| anyhow::anyhow!("{}: {why}", role.variable()))
 }
 
 /// How long the database itself may wait (on a lock, or a statement) before giving up: less

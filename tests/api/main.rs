@@ -12,6 +12,7 @@ mod documented;
 mod errors;
 mod hardening;
 mod harness;
+mod high_availability;
 mod hostile;
 mod idempotency;
 mod imports;
@@ -41,6 +42,7 @@ fn main() {
         tenants::scenarios(),
         errors::scenarios(),
         outage::scenarios(),
+        high_availability::scenarios(),
         connections::scenarios(),
         cors::scenarios(),
         user_totals::scenarios(),

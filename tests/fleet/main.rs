@@ -6,6 +6,7 @@
 //! `TANDEM_TEST_FLEET_KEEP=1` keeps the fleet's folder (logs, configurations) after the run.
 
 mod client;
+mod failover;
 mod load;
 #[path = "../api/harness/ports.rs"]
 mod ports;
@@ -39,6 +40,8 @@ const SCENARIOS: &[Named] = scenarios![
     scenarios::the_replica_serves_lists_and_a_writer_reads_its_write,
     scenarios::lists_survive_the_replica_stopping_and_return_to_it,
     load::a_rolling_restart_under_load_loses_nothing,
+    failover::a_promoted_replica_takes_over_through_a_repointed_endpoint,
+    failover::a_promoted_replica_takes_over_through_a_multi_host_url,
     load::a_sentinel_failover_during_keyed_posts,
 ];
 

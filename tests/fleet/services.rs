@@ -48,10 +48,10 @@ pub struct Instance {
     log: PathBuf,
 }
 
-struct Postgres {
+pub struct Postgres {
     bin: PathBuf,
     data: PathBuf,
-    port: u16,
+    pub port: u16,
 }
 
 fn is_root() -> bool {
@@ -73,7 +73,7 @@ fn log_file(path: &Path) -> Stdio {
     Stdio::from(fs::File::create(path).unwrap())
 }
 
-fn run(command: &mut Command, what: &str) {
+pub fn run(command: &mut Command, what: &str) {
     let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(output.status.success(), "{what} failed: {}", String::from_utf8_lossy(&output.stderr));
 }
@@ -229,6 +229,24 @@ impl Fleet {
         setting.split(',').next()?.rsplit(':').next()?.parse().ok()
     }
 
+    /// A further instance like the fleet's own, on `database_url` with no replica; started.
+    pub async fn extra_instance(&self, database_url: &str, name: &str) -> Instance {
+        let port = free_port();
+        let mut env: Vec<(String, String)> =
+            self.instances[0].env.iter().filter(|(k, _)| k != "TANDEM_DATABASE_REPLICA_URL").cloned().collect();
+        for (key, value) in env.iter_mut() {
+            match key.as_str() {
+                "TANDEM_LISTEN" => *value = format!("127.0.0.1:{port}"),
+                "TANDEM_DATABASE_URL" => *value = database_url.to_string(),
+                _ => {}
+            }
+        }
+        let mut instance = Instance { port, process: None, env, log: self.dir.join(format!("{name}.log")) };
+        instance.start(&self.tandem);
+        instance.wait_ready().await;
+        instance
+    }
+
     pub fn instance_log(&self, i: usize) -> String {
         fs::read_to_string(&self.instances[i].log).unwrap_or_default()
     }
@@ -289,6 +307,19 @@ impl Instance {
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(Child::id)
     }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            let _ = process.kill();
+            let _ = process.wait();
+        }
+    }
 }
 
 impl Postgres {
@@ -326,20 +357,7 @@ impl Postgres {
 
     /// `pg_ctl start`, then waits until the replica answers as a replica.
     async fn start(&mut self, dir: &Path) {
-        let options = format!(
-            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={}",
-            self.port,
-            dir.join("pg").display()
-        );
-        run(
-            as_postgres(&self.bin.join("pg_ctl"))
-                .arg("-D")
-                .arg(&self.data)
-                .arg("-l")
-                .arg(dir.join("pg").join("replica.log"))
-                .args(["-o", &options, "-w", "start"]),
-            "pg_ctl start",
-        );
+        self.launch(dir);
         let url = format!("postgres://postgres@127.0.0.1:{}/postgres", self.port);
         wait_for("the PostgreSQL replica", Duration::from_secs(60), async || match PgPool::connect(&url).await {
             Ok(pool) => {
@@ -353,12 +371,133 @@ impl Postgres {
         .await;
     }
 
+    /// `pg_ctl start`, listening on 127.0.0.1 and a socket in `dir/pg`, until it accepts
+    /// connections.
+    fn launch(&self, dir: &Path) {
+        let options = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={}",
+            self.port,
+            dir.join("pg").display()
+        );
+        run(
+            as_postgres(&self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(&self.data)
+                .arg("-l")
+                .arg(dir.join("pg").join(self.data.file_name().unwrap()).with_extension("log"))
+                .args(["-o", &options, "-w", "start"]),
+            "pg_ctl start",
+        );
+    }
+
     /// `pg_ctl stop` in `mode` (`fast` cancels running queries, `immediate` is a crash);
     /// whether it stopped.
-    fn stop(&self, mode: &str) -> bool {
+    pub fn stop(&self, mode: &str) -> bool {
         let mut command = as_postgres(&self.bin.join("pg_ctl"));
-        command.arg("-D").arg(&self.data).args(["-m", mode, "-w", "stop"]).stdout(Stdio::null());
+        command.arg("-D").arg(&self.data).args(["-m", mode, "-w", "stop"]).stdout(Stdio::null()).stderr(Stdio::null());
         command.status().is_ok_and(|s| s.success())
+    }
+}
+
+/// A primary of its own and its synchronous streaming replica, for failovers that the fleet's
+/// shared server must not undergo. Both are stopped on drop.
+pub struct Pair {
+    pub primary: Postgres,
+    pub standby: Postgres,
+    dir: PathBuf,
+}
+
+impl Pair {
+    /// `initdb`, a base backup, and synchronous replication (`synchronous_standby_names = '*'`,
+    /// set on the primary only after the backup, so the promoted standby waits for nobody).
+    pub async fn start(dir: &Path) -> Pair {
+        let major = fs::read_dir("/usr/lib/postgresql")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<i32>().ok())
+            .max()
+            .expect("PostgreSQL's server programs");
+        let bin = PathBuf::from(format!("/usr/lib/postgresql/{major}/bin"));
+        fs::create_dir_all(dir.join("pg")).unwrap();
+        if is_root() {
+            run(Command::new("chown").arg("-R").arg("postgres:postgres").arg(dir), "chown");
+        }
+        let data = dir.join("pg").join("primary");
+        run(
+            as_postgres(&bin.join("initdb"))
+                .args(["-U", "postgres", "--auth=trust", "-N", "-D"])
+                .arg(&data)
+                .stdout(Stdio::null()),
+            "initdb",
+        );
+        let conf =
+            "wal_level = replica\nmax_wal_senders = 4\nfsync = off\nmax_connections = 100\nshared_buffers = 32MB\n";
+        let mut appended = fs::read_to_string(data.join("postgresql.conf")).unwrap();
+        appended.push_str(conf);
+        fs::write(data.join("postgresql.conf"), appended).unwrap();
+        fs::write(
+            data.join("pg_hba.conf"),
+            "local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n",
+        )
+        .unwrap();
+        let primary = Postgres { bin: bin.clone(), data, port: free_port() };
+        primary.launch(dir);
+        let standby_data = dir.join("pg").join("standby");
+        run(
+            as_postgres(&bin.join("pg_basebackup"))
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &primary.port.to_string(),
+                    "-U",
+                    "postgres",
+                    "-X",
+                    "stream",
+                    "-R",
+                    "-c",
+                    "fast",
+                    "-D",
+                ])
+                .arg(&standby_data),
+            "pg_basebackup",
+        );
+        let mut standby = Postgres { bin, data: standby_data, port: free_port() };
+        standby.start(dir).await;
+        let admin = PgPool::connect(&format!("postgres://postgres@127.0.0.1:{}/postgres", primary.port)).await.unwrap();
+        sqlx::query("ALTER SYSTEM SET synchronous_standby_names = '*'").execute(&admin).await.unwrap();
+        sqlx::query("SELECT pg_reload_conf()").execute(&admin).await.unwrap();
+        wait_for("synchronous replication", Duration::from_secs(30), async || {
+            let state: Option<String> = sqlx::query_scalar("SELECT sync_state FROM pg_stat_replication")
+                .fetch_optional(&admin)
+                .await
+                .ok()
+                .flatten();
+            state.as_deref() == Some("sync")
+        })
+        .await;
+        sqlx::query("CREATE DATABASE tandem").execute(&admin).await.unwrap();
+        admin.close().await;
+        Pair { primary, standby, dir: dir.to_path_buf() }
+    }
+
+    /// `pg_ctl promote`, until the standby takes writes.
+    pub fn promote(&self) {
+        run(
+            as_postgres(&self.standby.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(&self.standby.data)
+                .args(["-w", "promote"])
+                .stdout(Stdio::null()),
+            "pg_ctl promote",
+        );
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        self.primary.stop("immediate");
+        self.standby.stop("immediate");
+        let _ = fs::remove_dir_all(self.dir.join("pg"));
     }
 }
 

@@ -19,6 +19,10 @@ pub enum StoreError {
     /// The database did not answer, refused the connection, or is locked: retry later.
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The primary takes no writes now (a demoted primary, a name still pointing at the old
+    /// writer after a failover): retry later, when it or its successor does.
+    #[error("store is read-only")]
+    ReadOnly,
     #[error("constraint violated: {0:?}")]
     Conflict(Constraint),
     #[error(transparent)]

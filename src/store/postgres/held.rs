@@ -19,8 +19,12 @@ use std::{
 use sqlx::{PgConnection, PgPool, Postgres, pool::PoolConnection};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
+use super::hosts::Hosts;
+
 pub struct Held {
     pool: PgPool,
+    /// Told when a connection finds its node read-only or gone.
+    hosts: Arc<Hosts>,
     idle: Mutex<Idle>,
     permits: Arc<Semaphore>,
 }
@@ -46,8 +50,8 @@ pub struct Conn<'a> {
 
 impl Held {
     /// `pool` must allow `size` connections.
-    pub fn new(pool: PgPool, size: u32) -> Self {
-        Self { pool, idle: Mutex::default(), permits: Arc::new(Semaphore::new(size as usize)) }
+    pub fn new(pool: PgPool, size: u32, hosts: Arc<Hosts>) -> Self {
+        Self { pool, hosts, idle: Mutex::default(), permits: Arc::new(Semaphore::new(size as usize)) }
     }
 
     pub async fn acquire(&self) -> Result<Conn<'_>, sqlx::Error> {
@@ -73,7 +77,7 @@ impl Held {
         };
         let conn = match idle {
             Some(conn) => conn,
-            None => self.pool.acquire().await?,
+            None => self.pool.acquire().await.inspect_err(|_| self.hosts.lost())?,
         };
         Ok((conn, taken_at))
     }
@@ -94,28 +98,53 @@ impl Conn<'_> {
     /// connections go back to sqlx too: they most likely went down with this one, and sqlx's
     /// ping sorts out which did, instead of the next requests finding out one by one.
     ///
-    /// A plan PostgreSQL refuses because a result type changed (a migration under a running
-    /// instance) would fail again from sqlx's statement cache on every connection that holds
-    /// it: this one and the idle ones are closed instead, and new ones prepare afresh.
+    /// Some answers condemn every connection held, not only this one: a plan PostgreSQL refuses
+    /// because a result type changed (a migration under a running instance) fails again from
+    /// sqlx's statement cache on each; a node found read-only while serving as the primary (a
+    /// demoted primary behind a name that still points at it) refuses writes on each. Those
+    /// are closed, and new ones made afresh.
     pub fn settle<T>(mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
-        let stale_plan = matches!(&result, Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some("0A000"));
+        let code = match &result {
+            Err(sqlx::Error::Database(db)) => db.code(),
+            _ => None,
+        };
+        let code = code.as_deref().unwrap_or_default();
+        let read_only = code == READ_ONLY;
+        let condemned = read_only || code == STALE_PLAN;
         self.settled = true;
-        self.reusable =
-            !stale_plan && matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
+        self.reusable = !condemned
+            && !ends_the_session(code)
+            && matches!(&result, Ok(_) | Err(sqlx::Error::Database(_) | sqlx::Error::RowNotFound));
         if !self.reusable {
             let mut idle = {
                 let mut idle = self.home.idle();
                 idle.flushes += 1;
                 std::mem::take(&mut idle.stack)
             };
-            if stale_plan {
+            if condemned {
                 idle.extend(self.conn.take());
                 idle.iter_mut().for_each(PoolConnection::close_on_drop);
+            }
+            if read_only {
+                self.home.hosts.found_read_only();
+            } else if !matches!(&result, Err(sqlx::Error::Database(_))) || ends_the_session(code) {
+                self.home.hosts.lost();
             }
             // Dropped here: back to sqlx's pool, which pings them, or closes them.
         }
         result
     }
+}
+
+/// `read_only_sql_transaction`: a write (or the readiness check) on a node that takes none.
+pub const READ_ONLY: &str = "25006";
+/// `feature_not_supported`: a cached plan whose result type changed.
+const STALE_PLAN: &str = "0A000";
+
+/// Codes PostgreSQL sends as it closes the session: a connection exception, or the server
+/// shutting down (`admin_shutdown`, `crash_shutdown`, `cannot_connect_now`).
+fn ends_the_session(code: &str) -> bool {
+    code.starts_with("08") || code.starts_with("57P0")
 }
 
 impl Deref for Conn<'_> {

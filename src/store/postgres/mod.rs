@@ -1,13 +1,10 @@
 //! PostgreSQL backend.
 
 use crate::store::traced::traced;
-use std::{str::FromStr, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use async_trait::async_trait;
-use sqlx::{
-    PgConnection, PgPool,
-    postgres::{PgConnectOptions, PgPoolOptions},
-};
+use sqlx::{PgConnection, PgPool, postgres::PgPoolOptions};
 
 use super::{
     errors::from_sqlx,
@@ -15,6 +12,8 @@ use super::{
     timed,
 };
 use crate::core::storage::{Constraint, Store, StoreError, StoreResult};
+use url::PgUrl;
+pub use url::Role;
 
 fn bind_all<'q>(
     mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
@@ -66,11 +65,13 @@ macro_rules! user_from_row {
 mod customers;
 mod gathered;
 mod held;
+mod hosts;
 mod imports;
 mod lists;
 mod ops;
 mod pipelined;
 pub(super) mod replica;
+pub(super) mod url;
 mod users;
 mod workbench;
 
@@ -83,6 +84,8 @@ pub struct PgStore {
     /// Reads by key; `None` when tokio-postgres cannot read the URL.
     reads: Option<pipelined::Pipelined>,
     timeout: Duration,
+    /// Written to, or only read (a replica): the readiness check asks a primary to be writable.
+    role: Role,
     /// Where lists that may lag read from, while it keeps up.
     replica: Option<Arc<replica::Replica>>,
     imports: super::ImportSlots,
@@ -91,6 +94,7 @@ pub struct PgStore {
 impl PgStore {
     pub async fn connect(
         url: &str,
+        role: Role,
         timeout: Duration,
         pool_size: u32,
         migrate: bool,
@@ -98,16 +102,14 @@ impl PgStore {
     ) -> anyhow::Result<Self> {
         let server_limit = super::server_side_limit(timeout);
         let limit = format!("{}ms", server_limit.as_millis());
-        let options = PgConnectOptions::from_str(url)?
-            .options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())]);
-        let pool = PgPoolOptions::new()
-            .max_connections(pool_size)
-            .acquire_timeout(timeout)
-            // Only a holder that finds `held`'s stack empty comes here (growing, or after a
-            // failure): a connection that died idle in sqlx's pool is found out here, not by a
-            // request.
-            .test_before_acquire(true)
-            .connect_lazy_with(options);
+        let parsed = PgUrl::parse(url, role).map_err(|why| anyhow::anyhow!("{}: {why}", role.variable()))?;
+        let session = |options: sqlx::postgres::PgConnectOptions| {
+            options.options([("statement_timeout", limit.as_str()), ("lock_timeout", limit.as_str())])
+        };
+        let hosts = Arc::new(hosts::Hosts::new(&parsed, session, timeout)?);
+        let pool = pool_for(&hosts, pool_size, timeout);
+        hosts.serve(pool.clone());
+        hosts.choose_first().await;
         if migrate {
             // A newer instance may have migrated further (a rolling deploy): migrations only
             // add, so an older instance still runs on the schema it knows.
@@ -115,8 +117,8 @@ impl PgStore {
             migrator.set_ignore_missing(true);
             migrator.run(&pool).await?;
         }
-        let reads = pipelined::Pipelined::new(url, timeout, server_limit);
-        let held = Arc::new(held::Held::new(pool.clone(), pool_size));
+        let reads = pipelined::Pipelined::new(hosts.clone(), timeout, server_limit);
+        let held = Arc::new(held::Held::new(pool.clone(), pool_size, hosts));
         let inserts = gathered::Gathered::start(held.clone());
         let replica = match replica {
             Some(r) => {
@@ -125,7 +127,7 @@ impl PgStore {
             None => None,
         };
         let imports = super::ImportSlots::of_pool(pool_size);
-        Ok(Self { held, inserts, pool, reads, timeout, replica, imports })
+        Ok(Self { held, inserts, pool, reads, timeout, role, replica, imports })
     }
 
     /// The replica, when a list of this freshness may read it now.
@@ -140,6 +142,40 @@ impl PgStore {
     ) -> StoreResult<T> {
         on_held(&self.held, work).await
     }
+}
+
+/// sqlx's pool, opening connections to the host `hosts` chose. A connection opened before the
+/// primary was found read-only is not handed out again; with `target_session_attrs`, a new one
+/// to a node of the wrong kind is closed (sqlx then tries again, on the host a search chose).
+fn pool_for(hosts: &Arc<hosts::Hosts>, pool_size: u32, timeout: Duration) -> PgPool {
+    let fence = Arc::downgrade(hosts);
+    let mut options = PgPoolOptions::new()
+        .max_connections(pool_size)
+        .acquire_timeout(timeout)
+        // Only a holder that finds `held`'s stack empty comes here (growing, or after a
+        // failure): a connection that died idle in sqlx's pool is found out here, not by a
+        // request.
+        .test_before_acquire(true)
+        .before_acquire(move |_, meta| {
+            let reusable = fence.upgrade().is_none_or(|hosts| hosts.reusable(meta.age));
+            Box::pin(async move { Ok(reusable) })
+        });
+    if hosts.wants != url::Wants::Any {
+        let kind = Arc::downgrade(hosts);
+        options = options.after_connect(move |conn, _| {
+            let kind = kind.clone();
+            Box::pin(async move {
+                let Some(hosts) = kind.upgrade() else { return Ok(()) };
+                let node = hosts::what_node(conn).await?;
+                if hosts.accepts(node) {
+                    return Ok(());
+                }
+                hosts.lost();
+                Err(sqlx::Error::Protocol(format!("not the kind of node target_session_attrs asks for: {node:?}")))
+            })
+        });
+    }
+    options.connect_lazy_with(hosts.first())
 }
 
 /// Lifts the server's statement limit on `c` to the import budget: bulk statements (seeding,
@@ -166,6 +202,10 @@ async fn on_held<T>(
     conn.settle(result).map_err(classify)
 }
 
+/// Fails with `read_only_sql_transaction` on a node that takes no writes, and writes nothing.
+const WRITABLE: &str = "DO $$BEGIN IF current_setting('transaction_read_only') = 'on' THEN \
+     RAISE EXCEPTION 'this node is read-only' USING ERRCODE = 'read_only_sql_transaction'; END IF; END$$";
+
 fn classify(err: sqlx::Error) -> StoreError {
     if let sqlx::Error::Database(db) = &err {
         let code = db.code().unwrap_or_default();
@@ -179,6 +219,9 @@ fn classify(err: sqlx::Error) -> StoreError {
                 return StoreError::Conflict(Constraint::ImportIdempotency);
             }
             _ => {}
+        }
+        if code == held::READ_ONLY {
+            return StoreError::ReadOnly;
         }
         if is_unavailable_code(&code) {
             return StoreError::Unavailable(format!("database error {code}"));
@@ -199,11 +242,17 @@ impl Store for PgStore {
     /// Asks whether the database answers, not whether one held connection still works: a
     /// connection that died while the database was away fails the first try, which hands the
     /// idle ones back to sqlx (see `held`), and the second try runs on a tested connection.
+    /// A primary must also take writes: a read-only one answers `read_only_sql_transaction`,
+    /// as a write would, and its connections are discarded like a write's.
     async fn ping(&self) -> StoreResult<()> {
+        let check = match self.role {
+            Role::Primary => WRITABLE,
+            Role::Replica => "SELECT 1",
+        };
         timed(self.timeout, async {
-            let select_one = async |c: &mut PgConnection| sqlx::query("SELECT 1").execute(traced(c)).await.map(drop);
-            match self.with_conn(select_one).await {
-                Err(_) => self.with_conn(select_one).await,
+            let answers = async |c: &mut PgConnection| sqlx::query(check).execute(traced(c)).await.map(drop);
+            match self.with_conn(answers).await {
+                Err(_) => self.with_conn(answers).await,
                 answered => answered,
             }
         })

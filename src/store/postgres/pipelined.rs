@@ -15,7 +15,6 @@
 use crate::telemetry::traces::{self, Db};
 use std::{
     collections::HashMap,
-    str::FromStr,
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
@@ -29,7 +28,11 @@ use tokio_postgres::{
     types::{ToSql, Type},
 };
 
-use super::is_unavailable_code;
+use super::{
+    hosts::{Hosts, WHAT_NODE},
+    is_unavailable_code,
+    url::{Node, Wants},
+};
 use crate::{
     core::{
         storage::{StoreError, StoreResult},
@@ -45,7 +48,10 @@ const USER_BY_ID: &str = concat!("SELECT ", user_columns!(), " FROM users WHERE 
 const USER_BY_UUID: &str = concat!("SELECT ", user_columns!(), " FROM users WHERE tenant = $1 AND uuid = $2");
 
 pub struct Pipelined {
-    config: tokio_postgres::Config,
+    /// Where sessions connect: the host in use, as sqlx's pool connects to it.
+    hosts: Arc<Hosts>,
+    /// Every session's `options` (its statement and lock timeouts).
+    limits: String,
     timeout: Duration,
     slots: Vec<Slot>,
     next: AtomicUsize,
@@ -75,27 +81,30 @@ type Statements = HashMap<String, Vec<(Vec<Type>, Statement)>>;
 const MAX_STATEMENTS: usize = 256;
 
 impl Pipelined {
-    /// `None` when tokio-postgres cannot read `url` (an option only sqlx knows): reads then
+    /// `None` when tokio-postgres cannot read the URL (an option only sqlx knows): reads then
     /// stay on sqlx. `server_limit` becomes the session's statement and lock timeouts.
-    pub fn new(url: &str, timeout: Duration, server_limit: Duration) -> Option<Self> {
-        let mut config = match tokio_postgres::Config::from_str(url) {
-            Ok(config) => config,
-            Err(err) => {
-                tracing::warn!(cause = %err, "reads by key stay on the pool: tokio-postgres cannot read the URL");
-                return None;
-            }
-        };
+    pub fn new(hosts: Arc<Hosts>, timeout: Duration, server_limit: Duration) -> Option<Self> {
+        if hosts.config().is_none() {
+            tracing::warn!("reads by key stay on the pool: tokio-postgres cannot read the URL");
+            return None;
+        }
         let limit = server_limit.as_millis();
-        let options =
-            format!("{} -c statement_timeout={limit} -c lock_timeout={limit}", config.get_options().unwrap_or(""));
-        config.options(options.trim_start()).connect_timeout(timeout);
+        let limits = format!("-c statement_timeout={limit} -c lock_timeout={limit}");
+        let sessions = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let slots = (0..sessions).map(|_| Slot::default()).collect();
+        Some(Self { hosts, limits, timeout, slots, next: AtomicUsize::new(0) })
+    }
+
+    /// The host in use, with this module's session settings.
+    fn config(&self) -> StoreResult<tokio_postgres::Config> {
+        let mut config = self.hosts.config().ok_or_else(|| StoreError::Unavailable("no host".into()))?;
+        let options = format!("{} {}", config.get_options().unwrap_or(""), self.limits);
+        config.options(options.trim_start()).connect_timeout(self.timeout);
         if config.get_application_name().is_none() {
             // Tells these sessions apart from the pool's in pg_stat_activity.
             config.application_name(APPLICATION_NAME);
         }
-        let sessions = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let slots = (0..sessions).map(|_| Slot::default()).collect();
-        Some(Self { config, timeout, slots, next: AtomicUsize::new(0) })
+        Ok(config)
     }
 
     pub async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
@@ -160,13 +169,23 @@ impl Pipelined {
     }
 
     async fn open(&self) -> StoreResult<Session> {
-        let (client, connection) =
-            self.config.connect(NoTls).await.map_err(|err| StoreError::Unavailable(format!("connect: {err}")))?;
+        let connected = self.config()?.connect(NoTls).await;
+        let (client, connection) = connected.map_err(|err| {
+            self.hosts.lost();
+            StoreError::Unavailable(format!("connect: {err}"))
+        })?;
         tokio::spawn(async move {
             if let Err(err) = connection.await {
                 tracing::warn!(cause = %err, "a pipelined read connection ended");
             }
         });
+        if self.hosts.wants != Wants::Any {
+            let row = client.query_one(WHAT_NODE, &[]).await.map_err(classify)?;
+            if !self.hosts.accepts(Node { standby: row.get(0), read_only: row.get(1) }) {
+                self.hosts.lost();
+                return Err(StoreError::Unavailable("not the kind of node target_session_attrs asks for".into()));
+            }
+        }
         let (user_by_id, user_by_uuid) = tokio::try_join!(
             client.prepare_typed(USER_BY_ID, &[Type::TEXT, Type::INT8]),
             client.prepare_typed(USER_BY_UUID, &[Type::TEXT, Type::UUID]),

@@ -48,7 +48,7 @@ impl Replica {
         pool_size: u32,
         primary: PgPool,
     ) -> anyhow::Result<Arc<Self>> {
-        let store = PgStore::connect(url, timeout, pool_size, false, None).await?;
+        let store = PgStore::connect(url, super::Role::Replica, timeout, pool_size, false, None).await?;
         let replica = Arc::new(Self {
             store,
             max_lag,
