@@ -27,7 +27,7 @@ use crate::{
 enum Reach {
     /// One address whose target an operator (or Patroni) repoints at the new primary.
     Endpoint,
-    /// `host-a,host-b` with `target_session_attrs=read-write`.
+    /// `standby,primary` with `target_session_attrs=read-write`.
     MultiHost,
 }
 
@@ -94,9 +94,10 @@ async fn failover(fleet: &mut Fleet, reach: Reach) {
     let endpoint = Endpoint::start(primary).await;
     let url = match reach {
         Reach::Endpoint => format!("postgres://postgres@127.0.0.1:{}/tandem", endpoint.port),
+        // The standby first: until it is promoted, `read-write` must pass over it.
         Reach::MultiHost => {
             format!(
-                "postgres://postgres@127.0.0.1:{primary},127.0.0.1:{standby}/tandem?target_session_attrs=read-write"
+                "postgres://postgres@127.0.0.1:{standby},127.0.0.1:{primary}/tandem?target_session_attrs=read-write"
             )
         }
     };
