@@ -248,7 +248,10 @@ pub fn change_records() -> anyhow::Result<Vec<(String, String)>> {
     let mut records = Vec::new();
     for pair in versions.windows(2).filter(|pair| !pair[0].changes.is_empty()) {
         let (older, newer) = (&pair[0], &pair[1]);
-        records.push((format!("v{}/changes.json", newer.number), catalogue::catalogue(older.changes)));
+        records.push((
+            format!("v{}/changes.json", newer.number),
+            catalogue::catalogue(older.changes, &older.routes()?.operations().collect::<Vec<_>>()),
+        ));
         let table = catalogue::changelog_table(older.changes, older.number, newer.number);
         let changelog =
             catalogue::with_table(older.changelog, &table, older.number, newer.number).ok_or_else(|| {

@@ -59,7 +59,6 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
         .routes
         .iter()
         .map(|route| {
-            let operation = format!("{} {}", route.method, route.route);
             json!({
                 "method": route.method,
                 "route": route.route,
@@ -67,7 +66,7 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
                 "firstSeen": stamp(route.first_seen),
                 "lastSeen": stamp(route.last_seen),
                 "successor": state.dispatch.successor(version, Some(&route.route), None),
-                "changes": state.dispatch.changes_touching(version, &operation),
+                "changes": state.dispatch.changes_touching(version, &route.method, &route.route),
                 "exposures": route.exposures.iter().map(|(change, requests, last)| {
                     json!({"change": change, "requests": requests, "lastSeen": stamp(*last)})
                 }).collect::<Vec<_>>(),
@@ -92,10 +91,7 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
 
 /// Calls routes that a breaking change touches.
 fn at_risk(state: &AppState, record: &ClientRecord, version: u16) -> bool {
-    record
-        .routes
-        .iter()
-        .any(|r| !state.dispatch.changes_touching(version, &format!("{} {}", r.method, r.route)).is_empty())
+    record.routes.iter().any(|r| !state.dispatch.changes_touching(version, &r.method, &r.route).is_empty())
 }
 
 /// `GET /api/migration`: the caller's own record. Counts include this instance's buffer.
@@ -165,7 +161,6 @@ fn csv_response(state: &AppState, records: &[ClientRecord], version: u16) -> Res
             .routes
             .iter()
             .map(|route| {
-                let operation = format!("{} {}", route.method, route.route);
                 let exposures: Vec<String> = route.exposures.iter().map(|(c, n, _)| format!("{c}:{n}")).collect();
                 [
                     record.tenant.clone(),
@@ -176,7 +171,7 @@ fn csv_response(state: &AppState, records: &[ClientRecord], version: u16) -> Res
                     route.requests.to_string(),
                     stamp(route.first_seen),
                     stamp(route.last_seen),
-                    state.dispatch.changes_touching(version, &operation).join(" "),
+                    state.dispatch.changes_touching(version, &route.method, &route.route).join(" "),
                     exposures.join(" "),
                 ]
             })

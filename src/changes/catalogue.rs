@@ -4,10 +4,15 @@
 
 use serde_json::json;
 
+use std::sync::Arc;
+
+use poem::http::Method;
+
 use super::Change;
 
-/// The catalogue as JSON: one object per change, one line per member.
-pub fn catalogue(changes: &[Change]) -> String {
+/// The catalogue as JSON: one object per change, one line per member; `older` holds the older
+/// version's operations (template, method), which the changes touch.
+pub fn catalogue(changes: &[Change], older: &[(Arc<str>, Method)]) -> String {
     let entries: Vec<String> = changes
         .iter()
         .map(|c| {
@@ -15,7 +20,7 @@ pub fn catalogue(changes: &[Change]) -> String {
                 ("id", json!(c.id)),
                 ("title", json!(c.title)),
                 ("description", json!(c.description)),
-                ("routes", json!(c.routes)),
+                ("routes", json!(c.operations(older))),
                 ("kind", json!(c.kind)),
             ];
             let lines: Vec<String> =
@@ -56,22 +61,26 @@ pub fn with_table(changelog: &str, table: &str, older: u16, newer: u16) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::ChangeKind;
+    use crate::changes::{ChangeKind, Operation, Serving, Touches};
 
     #[test]
     fn the_catalogue_and_the_table_come_from_the_declarations() {
+        const TOUCHED: &[Operation] = &[Operation::get("/x"), Operation::put("/x/{id}")];
         let changes = [Change {
             id: "a-b",
+            kind: ChangeKind::FieldRenamed,
             title: "a",
             description: "A is B.",
-            kind: ChangeKind::FieldRenamed,
-            routes: &["GET /x", "PUT /x/{id}"],
+            touches: Touches::Only(TOUCHED),
             before: "`a`",
             after: "`b`",
-            ..Change::NONE
+            serving: Serving::NONE,
         }];
         assert_eq!(
-            catalogue(&changes),
+            catalogue(
+                &changes,
+                &[("/x".into(), Method::GET), ("/x/{id}".into(), Method::PUT), ("/y".into(), Method::GET)]
+            ),
             "[\n  {\n    \"id\": \"a-b\",\n    \"title\": \"a\",\n    \"description\": \"A is B.\",\n    \
              \"routes\": [\"GET /x\", \"PUT /x/{id}\"],\n    \"kind\": \"field-renamed\"\n  }\n]\n"
         );

@@ -12,10 +12,16 @@ pub mod response;
 pub mod surface;
 pub mod through;
 
+use std::sync::Arc;
+
+use poem::http::Method;
 use serde::Serialize;
 
 pub use self::{request::OlderRequest, response::NewerAnswer};
-use crate::wire::error::{ApiError, render::BodyStyle};
+use crate::{
+    dispatch::routes::RouteTable,
+    wire::error::{ApiError, render::BodyStyle},
+};
 
 /// What kind of break a change is, as CONTRACT §9 names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,18 +49,71 @@ pub type ResponseMigration = fn(&mut NewerAnswer);
 /// declared surface of its own.
 pub type DocumentMigration = fn(&mut serde_json::Value);
 
-/// One difference between a version and the next, declared once.
+/// An operation of the older version, by its method and its route template as the version's
+/// document declares them. Each one a change names is checked against the version's routes when
+/// the version is built ([`check`]): a typo refuses to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operation {
+    pub method: &'static str,
+    pub template: &'static str,
+}
+
+impl Operation {
+    pub const fn get(template: &'static str) -> Self {
+        Self { method: "GET", template }
+    }
+
+    pub const fn post(template: &'static str) -> Self {
+        Self { method: "POST", template }
+    }
+
+    pub const fn put(template: &'static str) -> Self {
+        Self { method: "PUT", template }
+    }
+
+    pub const fn patch(template: &'static str) -> Self {
+        Self { method: "PATCH", template }
+    }
+
+    pub const fn delete(template: &'static str) -> Self {
+        Self { method: "DELETE", template }
+    }
+
+    pub fn is(&self, method: &str, template: &str) -> bool {
+        self.method == method && self.template == template
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.template)
+    }
+}
+
+/// Which of the older version's operations a change touches: its migrations run on these only.
+#[derive(Debug, Clone, Copy)]
+pub enum Touches {
+    /// Every operation the older version has (the error body, say).
+    Every,
+    Only(&'static [Operation]),
+}
+
+/// One difference between a version and the next, declared once. Every part that describes it
+/// is required; how the older version is served through the newer is in [`Serving`].
 pub struct Change {
     pub id: &'static str,
+    pub kind: ChangeKind,
     pub title: &'static str,
     pub description: &'static str,
-    pub kind: ChangeKind,
-    /// The older version's operations it touches, `GET /users/{id}`: its migrations run on
-    /// these only.
-    pub routes: &'static [&'static str],
+    pub touches: Touches,
     /// The CHANGELOG row: how the older version does it, and the newer one.
     pub before: &'static str,
     pub after: &'static str,
+    pub serving: Serving,
+}
+
+/// What serves the older version through the newer one, where the change needs it.
+pub struct Serving {
     /// Older route templates that live at another path in the newer version: (`/upload`,
     /// `/customers/imports`). Requests are forwarded there and successor links point there.
     pub moves: &'static [(&'static str, &'static str)],
@@ -65,31 +124,130 @@ pub struct Change {
     pub document: Option<DocumentMigration>,
 }
 
-impl Change {
-    /// A change with nothing but its catalogue entry, to fill in with `..Change::NONE`.
-    pub const NONE: Change = Change {
-        id: "",
-        title: "",
-        description: "",
-        kind: ChangeKind::BehaviourChanged,
-        routes: &[],
-        before: "",
-        after: "",
-        moves: &[],
-        request: None,
-        response: None,
-        errors: None,
-        document: None,
-    };
+impl Serving {
+    /// Nothing to migrate (a change the newer version only adds to): fill in with `..Serving::NONE`.
+    pub const NONE: Serving = Serving { moves: &[], request: None, response: None, errors: None, document: None };
+}
 
-    /// Whether the change touches `operation` (`GET /users/{id}`) of the older version.
-    pub fn touches(&self, operation: &str) -> bool {
-        self.routes.contains(&operation)
+impl Change {
+    /// Whether the change touches `method` on `template` of the older version.
+    pub fn touches(&self, method: &str, template: &str) -> bool {
+        match self.touches {
+            Touches::Every => true,
+            Touches::Only(operations) => operations.iter().any(|o| o.is(method, template)),
+        }
     }
+
+    /// The operations it touches, `GET /users/{id}`, among the older version's (template,
+    /// method) pairs, in their order.
+    pub fn operations(&self, older: &[(Arc<str>, Method)]) -> Vec<String> {
+        older.iter().filter(|(t, m)| self.touches(m.as_str(), t)).map(|(t, m)| format!("{m} {t}")).collect()
+    }
+}
+
+/// Refuses changes that name what the versions do not have: an operation the older version
+/// lacks, a move from a template it lacks or to one the newer lacks, an id given twice.
+pub fn check(changes: &[Change], older: &RouteTable, newer: &RouteTable, number: u16) -> anyhow::Result<()> {
+    let mut ids = Vec::new();
+    for change in changes {
+        anyhow::ensure!(!change.id.is_empty(), "a change of v{number} has no id");
+        anyhow::ensure!(!ids.contains(&change.id), "v{number} declares the change `{}` twice", change.id);
+        ids.push(change.id);
+        if let Touches::Only(operations) = change.touches {
+            anyhow::ensure!(!operations.is_empty(), "the change `{}` of v{number} touches no operation", change.id);
+            for operation in operations {
+                anyhow::ensure!(
+                    older.has(operation.method, operation.template),
+                    "the change `{}` names {operation}, which v{number} does not have",
+                    change.id
+                );
+            }
+        }
+        for (from, to) in change.serving.moves {
+            anyhow::ensure!(
+                older.has_template(from),
+                "the change `{}` moves {from}, which v{number} does not have",
+                change.id
+            );
+            anyhow::ensure!(
+                newer.has_template(to),
+                "the change `{}` moves {from} to {to}, which the next version does not have",
+                change.id
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Where an older route template (`/imports/{id}`) lives in the newer version, when a change
 /// moved it.
 pub fn moved_to(changes: &'static [Change], template: &str) -> Option<&'static str> {
-    changes.iter().flat_map(|c| c.moves).find(|(from, _)| *from == template).map(|(_, to)| *to)
+    changes.iter().flat_map(|c| c.serving.moves).find(|(from, _)| *from == template).map(|(_, to)| *to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::Version;
+
+    const fn named(id: &'static str, touches: Touches, serving: Serving) -> Change {
+        Change {
+            id,
+            kind: ChangeKind::BehaviourChanged,
+            title: "t",
+            description: "d",
+            touches,
+            before: "b",
+            after: "a",
+            serving,
+        }
+    }
+
+    const TYPO: &[Change] = &[named("typo", Touches::Only(&[Operation::get("/userz")]), Serving::NONE)];
+    const WRONG_METHOD: &[Change] = &[named("put", Touches::Only(&[Operation::put("/users")]), Serving::NONE)];
+    const NOWHERE: &[Change] = &[named("empty", Touches::Only(&[]), Serving::NONE)];
+    const TWICE: &[Change] =
+        &[named("same", Touches::Every, Serving::NONE), named("same", Touches::Every, Serving::NONE)];
+    const MOVED_FROM_NOWHERE: &[Change] =
+        &[named("move", Touches::Every, Serving { moves: &[("/people", "/userz")], ..Serving::NONE })];
+
+    #[test]
+    fn a_change_naming_what_the_version_lacks_refuses_to_build() {
+        let v1 = crate::v1::version();
+        let refused = |changes: &'static [Change]| Version::older(0, changes, &v1).err().unwrap().to_string();
+        assert_eq!(refused(TYPO), "the change `typo` names GET /userz, which v0 does not have");
+        assert_eq!(refused(WRONG_METHOD), "the change `put` names PUT /users, which v0 does not have");
+        assert_eq!(refused(NOWHERE), "the change `empty` of v0 touches no operation");
+        assert_eq!(refused(TWICE), "v0 declares the change `same` twice");
+        assert_eq!(refused(MOVED_FROM_NOWHERE), "the change `move` moves /people, which v0 does not have");
+        assert!(Version::older(0, &[], &v1).is_ok());
+    }
+
+    #[test]
+    fn every_operation_means_each_of_the_older_versions() {
+        let v1 = crate::v1::version();
+        let operations: Vec<_> = v1.routes().unwrap().operations().collect();
+        let every = named("every", Touches::Every, Serving::NONE);
+        assert_eq!(every.operations(&operations).len(), operations.len());
+        assert_eq!(every.operations(&operations)[0], "GET /users", "in the document's order");
+    }
+
+    /// The admin policy is declared once, on v2's operations: each v1 operation has the policy
+    /// of the v2 operation it is served by, so a v1 caller never reaches what v2 closes.
+    #[test]
+    fn an_older_operation_has_the_admin_policy_of_the_one_it_reaches() {
+        let v2 = crate::v2::version();
+        let v1 = crate::v1::over(&v2);
+        let (older, newer) = (v1.routes().unwrap(), v2.routes().unwrap());
+        let mut admin = Vec::new();
+        for (template, method) in older.operations() {
+            let reached = moved_to(v1.changes, &template).unwrap_or(&template);
+            let policy = older.entry(&template).unwrap().policy(&method);
+            assert_eq!(policy.admin, newer.entry(reached).unwrap().policy(&method).admin, "{method} {template}");
+            if policy.admin {
+                admin.push(format!("{method} {template}"));
+            }
+        }
+        assert_eq!(admin, ["DELETE /users/{id}", "POST /upload", "GET /imports/{id}"]);
+    }
 }

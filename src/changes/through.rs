@@ -62,9 +62,10 @@ impl Through {
         let mut plans = Vec::new();
         for (template, method) in routes.operations() {
             let operation = format!("{method} {template}");
-            let touching: Vec<&'static Change> = changes.iter().filter(|c| c.touches(&operation)).collect();
+            let touching: Vec<&'static Change> =
+                changes.iter().filter(|c| c.touches(method.as_str(), &template)).collect();
             let newer = moved_to(changes, &template);
-            let reads_body = touching.iter().any(|c| c.request.is_some());
+            let reads_body = touching.iter().any(|c| c.serving.request.is_some());
             plans.push(Plan { template, method, operation, touching, newer, reads_body });
         }
         Self { successor_prefix: format!("/api/v{successor}"), changes, routes, plans, next }
@@ -94,7 +95,7 @@ impl Through {
             let pairs = declared_pairs(req.uri().query(), declared);
             let mut older = OlderRequest::new(operation, pairs, req.headers_mut(), body, &mut rules);
             for change in touching {
-                let Some(migrate) = change.request else { continue };
+                let Some(migrate) = change.serving.request else { continue };
                 match migrate(&mut older) {
                     Ok(true) => met.push(change.id),
                     Ok(false) => {}
@@ -155,7 +156,7 @@ impl Through {
         info: &RequestInfo,
     ) -> poem::Result<Response> {
         self.relocate(&mut response, info);
-        if !touching.iter().any(|c| c.response.is_some()) {
+        if !touching.iter().any(|c| c.serving.response.is_some()) {
             return Ok(response);
         }
         let is_json = response.content_type().is_some_and(|ct| ct.starts_with("application/json"));
@@ -177,7 +178,7 @@ impl Through {
             path: &links,
             query: info.target.query(),
         };
-        for migrate in touching.iter().rev().filter_map(|c| c.response) {
+        for migrate in touching.iter().rev().filter_map(|c| c.serving.response) {
             migrate(&mut answer);
         }
         if let Some(body) = body {
@@ -190,7 +191,7 @@ impl Through {
     fn relocate(&self, response: &mut Response, info: &RequestInfo) {
         let Some(location) = response.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()) else { return };
         let Some(rest) = location.strip_prefix(&self.successor_prefix) else { return };
-        let moved = self.changes.iter().flat_map(|c| c.moves).find(|(_, to)| matches(to, rest));
+        let moved = self.changes.iter().flat_map(|c| c.serving.moves).find(|(_, to)| matches(to, rest));
         let older = match moved {
             Some((from, to)) => fill(from, to, rest),
             None => rest.to_string(),

@@ -117,7 +117,10 @@ impl Dispatch {
                 }
                 None => None,
             };
-            let previous = i.checked_sub(1).map(|p| versions[p].changes).filter(|c| !c.is_empty());
+            let previous = match i.checked_sub(1).map(|p| &versions[p]).filter(|v| !v.changes.is_empty()) {
+                Some(older) => Some(catalogue(older.changes, &older.routes()?.operations().collect::<Vec<_>>())),
+                None => None,
+            };
             entries.push(Entry {
                 number: version.number,
                 style: version.style,
@@ -128,7 +131,7 @@ impl Dispatch {
                 lifecycle,
                 changelog: version.changelog,
                 changes: version.changes,
-                catalogue: previous.map(catalogue),
+                catalogue: previous,
             });
         }
         Ok(Self {
@@ -162,10 +165,10 @@ impl Dispatch {
         self.entry(version)?.catalogue.as_deref()
     }
 
-    /// The changes in the next version that touch `operation` (`GET /users/{id}`) of `version`.
-    pub fn changes_touching(&self, version: u16, operation: &str) -> Vec<&'static str> {
+    /// The changes in the next version that touch `method` on `template` of `version`.
+    pub fn changes_touching(&self, version: u16, method: &str, template: &str) -> Vec<&'static str> {
         let changes = self.entry(version).map_or(&[][..], |e| e.changes);
-        changes.iter().filter(|c| c.touches(operation)).map(|c| c.id).collect()
+        changes.iter().filter(|c| c.touches(method, template)).map(|c| c.id).collect()
     }
 
     pub fn default_version(&self) -> u16 {

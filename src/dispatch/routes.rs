@@ -46,9 +46,11 @@ impl RouteEntry {
 
 #[derive(Debug, Clone, Default)]
 pub struct RouteTable {
+    /// In the order the document declares them.
     entries: Vec<RouteEntry>,
-    /// Each entry's template split once, in the order of `entries`.
-    patterns: Vec<Pattern>,
+    /// Each entry's template split once, and its index in `entries`: literal segments before
+    /// parameters, so `/users/imports` would win over `/users/{id}`.
+    patterns: Vec<(Pattern, usize)>,
 }
 
 /// A template split into its segments: a literal, or `None` for a parameter (`{id}`).
@@ -119,21 +121,57 @@ impl RouteTable {
         Self::sorted(entries)
     }
 
-    fn sorted(mut entries: Vec<RouteEntry>) -> Self {
-        // Literal segments before parameters, so `/users/imports` would win over `/users/{id}`.
-        entries.sort_by_key(|e| e.template.matches('{').count());
-        let patterns = entries.iter().map(|e| Pattern::new(&e.template)).collect();
+    fn sorted(entries: Vec<RouteEntry>) -> Self {
+        let mut patterns: Vec<(Pattern, usize)> =
+            entries.iter().enumerate().map(|(i, e)| (Pattern::new(&e.template), i)).collect();
+        patterns.sort_by_key(|(_, i)| entries[*i].template.matches('{').count());
         Self { entries, patterns }
     }
 
-    /// Every (template, method) of the table.
+    /// Every (template, method) of the table, in the document's order.
     pub fn operations(&self) -> impl Iterator<Item = (Arc<str>, Method)> + '_ {
         self.entries.iter().flat_map(|e| e.methods.iter().map(|m| (e.template.clone(), m.clone())))
     }
 
+    /// Whether the table has `method` on exactly `template`.
+    pub fn has(&self, method: &str, template: &str) -> bool {
+        self.entry(template).is_some_and(|e| e.methods.iter().any(|m| m.as_str() == method))
+    }
+
+    pub fn has_template(&self, template: &str) -> bool {
+        self.entry(template).is_some()
+    }
+
+    /// The entry of exactly `template` (not a path matching it).
+    pub fn entry(&self, template: &str) -> Option<&RouteEntry> {
+        self.entries.iter().find(|e| &*e.template == template)
+    }
+
     /// The first route without parameters: where a request that matched none is sent onward.
     pub fn first_collection(&self) -> Option<&str> {
-        self.entries.first().map(|e| &*e.template)
+        let collection = self.entries.iter().find(|e| !e.template.contains('{'));
+        collection.or(self.entries.first()).map(|e| &*e.template)
+    }
+
+    /// This older version's table with the admin policy of the operations it reaches in
+    /// `newer` (`moved` gives an older template's newer one): the policy is declared once, on
+    /// the newest version's operations, and holds for every version served through them.
+    pub fn admin_of(
+        mut self,
+        newer: &RouteTable,
+        moved: impl Fn(&str) -> Option<&'static str>,
+    ) -> anyhow::Result<Self> {
+        for entry in &mut self.entries {
+            let reached = moved(&entry.template).unwrap_or(&entry.template).to_string();
+            for (method, policy) in entry.methods.iter().zip(&mut entry.policies) {
+                let target = newer.entry(&reached).filter(|e| e.methods.contains(method));
+                let target = target.ok_or_else(|| {
+                    anyhow::anyhow!("{method} {} reaches no operation of the next version", entry.template)
+                })?;
+                policy.admin = target.policy(method).admin;
+            }
+        }
+        Ok(self)
     }
 
     /// The entry whose template matches `path` (relative to the version's prefix).
@@ -142,7 +180,7 @@ impl RouteTable {
     /// cost 2,600 instructions of a read by id (bench/RESULTS.md).
     pub fn find(&self, path: &str) -> Option<&RouteEntry> {
         let segments = 1 + path.bytes().filter(|b| *b == b'/').count();
-        self.patterns.iter().position(|p| p.matches(path, segments)).map(|i| &self.entries[i])
+        self.patterns.iter().find(|(p, _)| p.matches(path, segments)).map(|(_, i)| &self.entries[*i])
     }
 }
 

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::routes::RouteTable;
 use crate::{
     changes::{
-        Change, document,
+        self, Change, document, moved_to,
         through::{Straight, Through},
     },
     wire::{error::render::BodyStyle, openapi},
@@ -32,7 +32,8 @@ fn shared(endpoint: impl IntoEndpoint<Endpoint: 'static>) -> SharedEndpoint {
 pub enum Operations {
     /// Declared with poem-openapi: the table is built with the version's `admin_only`.
     Declared(Vec<MetaApi>),
-    /// The next version's, where its changes moved them.
+    /// Worked out when the version was built: the next version's where its changes moved them,
+    /// or the version's own with the next version's admin policy.
     Derived(RouteTable),
 }
 
@@ -55,6 +56,8 @@ pub struct Version {
     /// The version's release notes (its CHANGELOG), shown on its deprecation page.
     pub changelog: &'static str,
     /// Operations (by `operationId`) that need the admin role, checked before a body is read.
+    /// Declared by the newest version only: an older one takes the policy of the operation each
+    /// of its own reaches, so no version can open what the newest closes.
     pub admin_only: &'static [&'static str],
     /// What changes in the next version: how this version is served through it, and all that
     /// describes the difference.
@@ -81,13 +84,15 @@ impl Version {
 
     /// Version `number`: `next` seen through `changes`, with no declarations of its own.
     pub fn older(number: u16, changes: &'static [Change], next: &Version) -> anyhow::Result<Self> {
-        let routes = next.routes()?.moved_back(&changes.iter().flat_map(|c| c.moves).copied().collect::<Vec<_>>());
+        let newer = next.routes()?;
+        let routes = newer.moved_back(&changes.iter().flat_map(|c| c.serving.moves).copied().collect::<Vec<_>>());
+        changes::check(changes, &routes, &newer, number)?;
         let through = Arc::new(Through::new(next.number, changes, routes.clone(), next.endpoint.clone()));
         let document = document::derive(&next.document, number, changes)?;
         let page = document.clone();
         Ok(Self {
             number,
-            style: changes.iter().find_map(|c| c.errors).unwrap_or(next.style),
+            style: changes.iter().find_map(|c| c.serving.errors).unwrap_or(next.style),
             endpoint: shared(Straight(through)),
             document,
             docs_page: Arc::new(move || swagger_page(&page)),
@@ -109,10 +114,12 @@ impl Version {
         next: &Version,
         service: fn() -> OpenApiService<T, ()>,
     ) -> anyhow::Result<Self> {
-        let declared = Self::new(number, changes.iter().find_map(|c| c.errors).unwrap_or(next.style), service);
-        let routes = declared.routes()?;
-        let through = Arc::new(Through::new(next.number, changes, routes, next.endpoint.clone()));
-        Ok(Self { endpoint: shared(Straight(through)), changes, ..declared })
+        let declared = Self::new(number, changes.iter().find_map(|c| c.serving.errors).unwrap_or(next.style), service);
+        let newer = next.routes()?;
+        let routes = declared.routes()?.admin_of(&newer, |template| moved_to(changes, template))?;
+        changes::check(changes, &routes, &newer, number)?;
+        let through = Arc::new(Through::new(next.number, changes, routes.clone(), next.endpoint.clone()));
+        Ok(Self { endpoint: shared(Straight(through)), changes, operations: Operations::Derived(routes), ..declared })
     }
 
     /// The version's route table.

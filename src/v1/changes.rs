@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::wire::USER_FIELDS_V1;
 use crate::{
-    changes::{Change, ChangeKind, NewerAnswer, OlderRequest},
+    changes::{Change, ChangeKind, NewerAnswer, OlderRequest, Operation, Serving, Touches},
     core::{
         customer::{BranchCode, CustomerSort},
         fields::{FieldError, Location, Rule},
@@ -19,159 +19,172 @@ use crate::{
     },
 };
 
-const USER_ANSWERS: &[&str] = &["GET /users", "POST /users", "GET /users/{id}", "PUT /users/{id}", "PATCH /users/{id}"];
+const USER_ANSWERS: &[Operation] = &[
+    Operation::get("/users"),
+    Operation::post("/users"),
+    Operation::get("/users/{id}"),
+    Operation::put("/users/{id}"),
+    Operation::patch("/users/{id}"),
+];
 
 pub const CHANGES: &[Change] = &[
     Change {
         id: "user-id-uuid",
+        kind: ChangeKind::FieldTypeChanged,
         title: "user id",
         description: "A user's id is a UUID string instead of an integer. A path may still name a user by its v1 \
                       integer id, as a migration aid; every response shows the UUID.",
-        kind: ChangeKind::FieldTypeChanged,
-        routes: USER_ANSWERS,
+        touches: Touches::Only(USER_ANSWERS),
         before: "integer",
         after: "UUID string (a path may still use the integer)",
-        response: Some(integer_ids),
-        ..Change::NONE
+        serving: Serving { response: Some(integer_ids), ..Serving::NONE },
     },
     Change {
         id: "user-fields-added",
+        kind: ChangeKind::ShapeChanged,
         title: "user fields",
         description: "A user is shown with email, age, createdAt, updatedAt and version besides id and name.",
-        kind: ChangeKind::ShapeChanged,
-        routes: USER_ANSWERS,
+        touches: Touches::Only(USER_ANSWERS),
         before: "`id`, `name`",
         after: "adds `email`, `age`, `createdAt`, `updatedAt`, `version`",
-        response: Some(v1_user_fields),
-        ..Change::NONE
+        serving: Serving { response: Some(v1_user_fields), ..Serving::NONE },
     },
     Change {
         id: "users-list-envelope",
+        kind: ChangeKind::ShapeChanged,
         title: "GET /users",
         description: "The users list is a page envelope (content, pageable, totalElements, ...) instead of a JSON \
                       array with X-Total-Count and Link headers.",
-        kind: ChangeKind::ShapeChanged,
-        routes: &["GET /users"],
+        touches: Touches::Only(&[Operation::get("/users")]),
         before: "JSON array; `X-Total-Count` and `Link` headers",
         after: "page envelope (`content`, `pageable`, `totalElements`, …)",
-        response: Some(array_with_links),
-        ..Change::NONE
+        serving: Serving { response: Some(array_with_links), ..Serving::NONE },
     },
     Change {
         id: "sort-parameter",
+        kind: ChangeKind::ParameterChanged,
         title: "sorting",
         description: "Lists sort with sort=<field>,<asc|desc>, repeatable and applied in order, instead of \
                       sortBy=<field>; a sortBy parameter is not read.",
-        kind: ChangeKind::ParameterChanged,
-        routes: &["GET /customers"],
+        touches: Touches::Only(&[Operation::get("/customers")]),
         before: "none for users (customers: `sortBy=<field>` ascending)",
         after: "`sort=<field>,<asc\\|desc>`, repeatable, applied in order",
-        request: Some(sort_by),
-        ..Change::NONE
+        serving: Serving { request: Some(sort_by), ..Serving::NONE },
     },
     Change {
         id: "branch-filter-in-query",
+        kind: ChangeKind::ParameterChanged,
         title: "customers by branch",
         description: "The customers of a branch are GET /api/v2/customers?branchCode=...; the path \
                       /api/customers/branch/ does not exist in v2.",
-        kind: ChangeKind::ParameterChanged,
-        routes: &["GET /customers/branch"],
+        touches: Touches::Only(&[Operation::get("/customers/branch")]),
         before: "`/api/customers/branch/?branchCode=…`",
         after: "`/api/v2/customers?branchCode=…`",
-        moves: &[("/customers/branch", "/customers")],
-        request: Some(branch_in_query),
-        ..Change::NONE
+        serving: Serving {
+            moves: &[("/customers/branch", "/customers")],
+            request: Some(branch_in_query),
+            ..Serving::NONE
+        },
     },
     Change {
         id: "keyword-search",
+        kind: ChangeKind::BehaviourChanged,
         title: "search",
         description: "Lists take keyword=... (case-insensitive, users on name and e-mail, customers on name, e-mail \
                       and customer number). v1 has no search.",
-        routes: &["GET /users", "GET /customers"],
+        touches: Touches::Only(&[Operation::get("/users"), Operation::get("/customers")]),
         before: "none",
         after: "`keyword=…` (case-insensitive, name and e-mail)",
-        ..Change::NONE
+        serving: Serving::NONE,
     },
     Change {
         id: "strict-bodies",
+        kind: ChangeKind::BehaviourChanged,
         title: "unknown body fields",
         description: "A body with a field v2 does not know is refused with 400 (unknown_field, or read_only for \
                       internal fields such as id and role); v1 ignores them.",
-        routes: &["POST /users", "PUT /users/{id}", "PATCH /users/{id}"],
+        touches: Touches::Only(&[
+            Operation::post("/users"),
+            Operation::put("/users/{id}"),
+            Operation::patch("/users/{id}"),
+        ]),
         before: "ignored",
         after: "400 (strict)",
-        request: Some(ignore_unknown_fields),
-        ..Change::NONE
+        serving: Serving { request: Some(ignore_unknown_fields), ..Serving::NONE },
     },
     Change {
         id: "age-required",
+        kind: ChangeKind::FieldAddedRequired,
         title: "age on create",
         description: "age is required when a user is created or replaced, and a patch cannot clear it; v1 lets \
                       it be absent.",
-        kind: ChangeKind::FieldAddedRequired,
-        routes: &["POST /users", "PUT /users/{id}", "PATCH /users/{id}"],
+        touches: Touches::Only(&[
+            Operation::post("/users"),
+            Operation::put("/users/{id}"),
+            Operation::patch("/users/{id}"),
+        ]),
         before: "optional",
         after: "required",
-        request: Some(age_optional),
-        ..Change::NONE
+        serving: Serving { request: Some(age_optional), ..Serving::NONE },
     },
     Change {
         id: "problem-details",
+        kind: ChangeKind::ShapeChanged,
         title: "error body",
         description: "Errors are RFC 9457 application/problem+json (type, title, status, detail, instance, \
                       correlationId, errors) instead of v1's {timestamp, status, error, message, path, correlationId, \
                       errors}.",
-        kind: ChangeKind::ShapeChanged,
-        routes: &[
-            "GET /users",
-            "POST /users",
-            "GET /users/{id}",
-            "PUT /users/{id}",
-            "PATCH /users/{id}",
-            "DELETE /users/{id}",
-            "GET /customers",
-            "GET /customers/branch",
-            "POST /upload",
-            "GET /imports/{id}",
-        ],
+        touches: Touches::Every,
         before: "the legacy shape above",
         after: "RFC 9457 `application/problem+json`",
-        errors: Some(BodyStyle::Legacy),
-        ..Change::NONE
+        serving: Serving { errors: Some(BodyStyle::Legacy), ..Serving::NONE },
     },
     Change {
         id: "optimistic-concurrency",
+        kind: ChangeKind::BehaviourChanged,
         title: "optimistic concurrency",
         description: "User responses carry an ETag; If-Match on PUT, PATCH and DELETE answers 412 when the user \
                       changed since, and If-None-Match on GET answers 304.",
-        routes: &["POST /users", "GET /users/{id}", "PUT /users/{id}", "PATCH /users/{id}", "DELETE /users/{id}"],
+        touches: Touches::Only(&[
+            Operation::post("/users"),
+            Operation::get("/users/{id}"),
+            Operation::put("/users/{id}"),
+            Operation::patch("/users/{id}"),
+            Operation::delete("/users/{id}"),
+        ]),
         before: "none",
         after: "`ETag`; `If-Match` mismatch 412; `If-None-Match` 304",
-        request: Some(no_preconditions),
-        response: Some(no_etag),
-        ..Change::NONE
+        serving: Serving { request: Some(no_preconditions), response: Some(no_etag), ..Serving::NONE },
     },
     Change {
         id: "keyset-slices",
+        kind: ChangeKind::BehaviourChanged,
         title: "deep lists",
         description: "Lists also answer count=false slices without totals, with a nextCursor to pass back as \
                       cursor= for the next slice at the same cost at any depth.",
-        routes: &["GET /users", "GET /customers", "GET /customers/branch"],
+        touches: Touches::Only(&[
+            Operation::get("/users"),
+            Operation::get("/customers"),
+            Operation::get("/customers/branch"),
+        ]),
         before: "offset pages",
         after: "also `count=false` slices with `cursor=` keyset paging",
-        ..Change::NONE
+        serving: Serving::NONE,
     },
     Change {
         id: "imports-path",
+        kind: ChangeKind::BehaviourChanged,
         title: "customer import",
         description: "Customers are imported with POST /api/v2/customers/imports and the report read at \
                       /api/v2/customers/imports/<id>, instead of POST /upload and /imports/<id>.",
-        routes: &["POST /upload", "GET /imports/{id}"],
+        touches: Touches::Only(&[Operation::post("/upload"), Operation::get("/imports/{id}")]),
         before: "`POST /upload`, report at `/imports/<id>`",
         after: "`POST /api/v2/customers/imports`, report at `/api/v2/customers/imports/<id>`",
-        moves: &[("/upload", "/customers/imports"), ("/imports/{id}", "/customers/imports/{id}")],
-        request: Some(always),
-        ..Change::NONE
+        serving: Serving {
+            moves: &[("/upload", "/customers/imports"), ("/imports/{id}", "/customers/imports/{id}")],
+            request: Some(always),
+            ..Serving::NONE
+        },
     },
 ];
 
@@ -314,8 +327,9 @@ mod tests {
         let mut request =
             OlderRequest::new(operation, declared_pairs(Some(query), &declared), &mut headers, body, &mut rules);
         let mut met = Vec::new();
-        for change in CHANGES.iter().filter(|c| c.touches(operation)) {
-            match change.request.map(|migrate| migrate(&mut request)) {
+        let (method, template) = operation.split_once(' ').unwrap();
+        for change in CHANGES.iter().filter(|c| c.touches(method, template)) {
+            match change.serving.request.map(|migrate| migrate(&mut request)) {
                 Some(Ok(true)) => met.push(change.id),
                 Some(Err(err)) => return (Err(err), String::new(), rules),
                 _ => {}
@@ -376,7 +390,7 @@ mod tests {
             path: "/users",
             query: Some("page=1&size=2&version=1"),
         };
-        for migrate in CHANGES.iter().filter(|c| c.touches("GET /users")).filter_map(|c| c.response).rev() {
+        for migrate in CHANGES.iter().filter(|c| c.touches("GET", "/users")).filter_map(|c| c.serving.response).rev() {
             migrate(&mut answer);
         }
         assert_eq!(body, json!([{"id": 7, "name": "Ada"}, {"id": 8, "name": "Bo"}]));
@@ -400,7 +414,7 @@ mod tests {
             path: "/api/v1/users",
             query: None,
         };
-        for migrate in CHANGES.iter().filter(|c| c.touches("POST /users")).filter_map(|c| c.response).rev() {
+        for migrate in CHANGES.iter().filter(|c| c.touches("POST", "/users")).filter_map(|c| c.serving.response).rev() {
             migrate(&mut answer);
         }
         assert_eq!(body, json!({"id": 7, "name": "Ada"}));

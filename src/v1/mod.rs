@@ -31,7 +31,6 @@ pub fn over(v2: &Version) -> Version {
         ],
         resources: &["users", "customers", "imports"],
         changelog: include_str!("../../versions/v1/CHANGELOG.md"),
-        admin_only: &["deleteUser", "uploadCustomers", "getImport"],
         ..version
     }
 }

@@ -6,7 +6,7 @@
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 use tandem::{
-    changes::{Change, ChangeKind, NewerAnswer, OlderRequest},
+    changes::{Change, ChangeKind, NewerAnswer, OlderRequest, Operation, Serving, Touches},
     dispatch::Version,
     wire::error::ApiError,
 };
@@ -20,20 +20,28 @@ use crate::harness::{
 
 crate::scenarios![an_older_version_declared_as_its_changes_is_served_in_full];
 
-const USER_ROUTES: &[&str] = &["GET /users", "POST /users", "GET /users/{id}", "PUT /users/{id}", "PATCH /users/{id}"];
+const USER_ROUTES: &[Operation] = &[
+    Operation::get("/users"),
+    Operation::post("/users"),
+    Operation::get("/users/{id}"),
+    Operation::put("/users/{id}"),
+    Operation::patch("/users/{id}"),
+];
 
 const V0_CHANGES: &[Change] = &[Change {
     id: "user-name-renamed",
+    kind: ChangeKind::FieldRenamed,
     title: "user name",
     description: "A user's fullName is called name.",
-    kind: ChangeKind::FieldRenamed,
-    routes: USER_ROUTES,
+    touches: Touches::Only(USER_ROUTES),
     before: "`fullName`",
     after: "`name`",
-    request: Some(full_name_is_name),
-    response: Some(name_is_full_name),
-    document: Some(full_name_in_the_document),
-    ..Change::NONE
+    serving: Serving {
+        request: Some(full_name_is_name),
+        response: Some(name_is_full_name),
+        document: Some(full_name_in_the_document),
+        ..Serving::NONE
+    },
 }];
 
 fn rename(object: &mut Map<String, Value>, from: &str, to: &str) -> bool {
@@ -150,7 +158,8 @@ async fn an_older_version_declared_as_its_changes_is_served_in_full(backend: Bac
     assert_eq!(
         catalogue.json(),
         json!([{"id": "user-name-renamed", "title": "user name", "description": "A user's fullName is called name.",
-                "routes": USER_ROUTES, "kind": "field-renamed"}])
+                "routes": ["GET /users", "POST /users", "GET /users/{id}", "PUT /users/{id}", "PATCH /users/{id}"],
+                "kind": "field-renamed"}])
     );
 
     // Successor links from v0 into v1: the same user there.
