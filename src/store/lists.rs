@@ -12,7 +12,7 @@ use crate::core::{
     user::UserSort,
 };
 
-pub(crate) const USER_COLUMNS: &str = "id, uuid, name, email, age, created_at, updated_at, version";
+pub(crate) const USER_COLUMNS: &str = user_columns!();
 pub(crate) const CUSTOMER_COLUMNS: &str = "id, customer_number, name, email, phone, branch_code, created_date";
 
 /// The tenant-wide row of `customer_counts`.

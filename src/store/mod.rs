@@ -2,6 +2,14 @@
 //! with its own migrations. Every query is scoped by tenant; every call is bounded by the
 //! configured timeout. Adapters import the core and nothing above it.
 
+/// The columns of a user, the one list every statement that reads a user selects (a macro, so
+/// that statements can be `concat!`ed at compile time).
+macro_rules! user_columns {
+    () => {
+        "id, uuid, name, email, age, created_at, updated_at, version"
+    };
+}
+
 mod errors;
 mod import_slots;
 pub mod lists;

@@ -38,26 +38,19 @@ async fn read_total(c: &mut PgConnection, list: &ListSql<'_>) -> Result<u64, sql
     Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
 
-/// The columns of a user, in the order every user row is decoded by.
-macro_rules! user_columns {
-    () => {
-        "id, uuid, name, email, age, created_at, updated_at, version"
-    };
-}
-
-/// A `User` from a row that selects `user_columns!()` first, by position, with either driver
-/// (sqlx's `PgRow`, tokio-postgres's `Row`: both have `try_get(index)`).
+/// A `User` from a row that selects `user_columns!()`, by column name, with either driver
+/// (sqlx's `PgRow`, tokio-postgres's `Row`: both have `try_get(name)`).
 macro_rules! user_from_row {
     ($row:expr) => {
         crate::core::user::User {
-            id: $row.try_get(0)?,
-            uuid: $row.try_get(1)?,
-            name: $row.try_get(2)?,
-            email: $row.try_get(3)?,
-            age: $row.try_get(4)?,
-            created_at: $row.try_get(5)?,
-            updated_at: $row.try_get(6)?,
-            version: $row.try_get(7)?,
+            id: $row.try_get("id")?,
+            uuid: $row.try_get("uuid")?,
+            name: $row.try_get("name")?,
+            email: $row.try_get("email")?,
+            age: $row.try_get("age")?,
+            created_at: $row.try_get("created_at")?,
+            updated_at: $row.try_get("updated_at")?,
+            version: $row.try_get("version")?,
         }
     };
 }

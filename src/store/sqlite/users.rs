@@ -15,11 +15,6 @@ use crate::{
     store::{lists, query::Dialect, timed, with_import_budget},
 };
 
-macro_rules! user_columns {
-    () => {
-        "id, uuid, name, email, age, created_at, updated_at, version"
-    };
-}
 /// A statement about one user of a tenant (`?1`), found by integer id or UUID (`?2`).
 macro_rules! by_ref {
     ($id:expr, $before:expr, $after:expr) => {
