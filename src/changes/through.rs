@@ -18,8 +18,8 @@ use super::{
 use crate::{
     core::users::BodyPolicy,
     dispatch::{
+        endpoint::SharedEndpoint,
         routes::{RouteTable, fill, matches},
-        version::SharedEndpoint,
     },
     wire::{
         context::{self, RequestInfo},

@@ -3,6 +3,7 @@
 //! to `/api/v<N>/users`. It also holds what the service knows of each version: lifecycle,
 //! served document, successor. The list of versions is `crate::versions`.
 
+pub mod endpoint;
 pub mod routes;
 pub mod sources;
 pub mod version;

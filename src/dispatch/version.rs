@@ -5,14 +5,13 @@
 
 use std::sync::Arc;
 
-use poem::{
-    EndpointExt, IntoEndpoint, Response,
-    endpoint::{DynEndpoint, ToDynEndpoint},
-};
 use poem_openapi::{OpenApi, OpenApiService, registry::MetaApi};
 use uuid::Uuid;
 
-use super::routes::RouteTable;
+use super::{
+    endpoint::{SharedEndpoint, shared},
+    routes::RouteTable,
+};
 use crate::{
     changes::{
         self, Change, document, moved_to,
@@ -20,13 +19,6 @@ use crate::{
     },
     wire::{error::render::BodyStyle, openapi},
 };
-
-/// An endpoint several versions hold: the newest is also called by each older one.
-pub type SharedEndpoint = Arc<dyn DynEndpoint<Output = Response>>;
-
-fn shared(endpoint: impl IntoEndpoint<Endpoint: 'static>) -> SharedEndpoint {
-    Arc::new(ToDynEndpoint(endpoint.into_endpoint().map_to_response()))
-}
 
 /// The operations of a version as its declarations give them.
 pub enum Operations {

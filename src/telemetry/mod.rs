@@ -9,6 +9,7 @@ pub mod json_lines;
 pub mod request_scope;
 pub mod spans;
 pub mod trace_context;
+mod trace_handle;
 pub mod traces;
 
 use std::io::IsTerminal;

@@ -16,7 +16,7 @@ use std::{
 use opentelemetry::trace::TraceId;
 use tracing::Instrument;
 
-use super::traces::TraceHandle;
+use super::trace_handle::TraceHandle;
 
 /// What a request's log lines name it by, and where its child spans are recorded.
 pub trait RequestIds: Send + Sync {

@@ -1,4 +1,4 @@
-//! The spans Tandem exports (CONTRACT §13): one per request, and under it one per database
+//! The spans Tandem exports (README "Traces"): one per request, and under it one per database
 //! statement, Redis command and uncached token verification. With export off every helper here
 //! is one load and one branch; with it on, a child is recorded only under a sampled request.
 //!
@@ -19,59 +19,13 @@ use poem::{
 };
 
 pub use super::spans::Db;
+pub use super::trace_handle::TraceHandle;
 use super::{
-    export::{self, Pipeline},
-    request_scope,
-    spans::{Answer, Served, SpanRecord, TraceSpans, What, now},
+    export, request_scope,
+    spans::{Answer, Served, SpanRecord, What, now},
     trace_context,
+    trace_handle::Recording,
 };
-
-/// The request's place in its trace: what its log lines, error bodies and child spans know of
-/// it. Held by the request's info, so a child can reach it from the request's scope.
-pub struct TraceHandle {
-    pub trace_id: TraceId,
-    /// Present when the request is sampled and export is on.
-    recording: Option<Arc<Recording>>,
-}
-
-/// What the request's children are recorded into.
-struct Recording {
-    trace_id: TraceId,
-    span_id: SpanId,
-    flags: TraceFlags,
-    trace_state: Box<str>,
-    /// The children that have ended; `None` once the request's spans were handed over (a child
-    /// that ends later is handed over alone).
-    children: Mutex<Option<Vec<SpanRecord>>>,
-}
-
-impl TraceHandle {
-    /// A request that records nothing (export off, or not sampled).
-    pub fn unrecorded(trace_id: TraceId) -> TraceHandle {
-        TraceHandle { trace_id, recording: None }
-    }
-
-    pub fn is_recording(&self) -> bool {
-        self.recording.is_some()
-    }
-}
-
-impl Recording {
-    fn spans(&self, spans: Vec<SpanRecord>) -> TraceSpans {
-        TraceSpans { trace_id: self.trace_id, flags: self.flags, trace_state: self.trace_state.clone(), spans }
-    }
-
-    fn child_ended(&self, pipeline: &Pipeline, span: SpanRecord) {
-        let mut children = self.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match children.as_mut() {
-            Some(children) => children.push(span),
-            None => {
-                drop(children);
-                pipeline.submit(self.spans(vec![span]));
-            }
-        }
-    }
-}
 
 /// The request's own span, from its start to its answer.
 pub struct RequestSpan {
