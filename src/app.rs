@@ -152,10 +152,6 @@ impl Application {
         Self::build_with(settings, system_clock(), versions::all()).await
     }
 
-    pub async fn build_with_clock(settings: Settings, clock: Clock) -> anyhow::Result<Self> {
-        Self::build_with(settings, clock, versions::all()).await
-    }
-
     /// The service with these versions (oldest first) and this clock.
     pub async fn build_with(settings: Settings, clock: Clock, versions: Vec<Version>) -> anyhow::Result<Self> {
         let listen = normalize_listen(&settings.http.listen);

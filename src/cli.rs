@@ -76,7 +76,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The OpenTelemetry SDK's own variables (CONTRACT §13), checked as strictly as ours.
+    // The OpenTelemetry SDK's own variables (README "Traces"), checked as strictly as ours.
     let traces = match ExportSettings::from_env(|name| std::env::var(name).ok()) {
         Ok(traces) => traces,
         Err(err) => {

@@ -1,4 +1,4 @@
-//! Steering the migration (CONTRACT §9): tenants' pinned default versions, targeted brownouts,
+//! Steering the migration (README "The migration workbench"): tenants' pinned default versions, targeted brownouts,
 //! and the audit trail of every change made through `/admin/…`.
 
 use std::sync::Arc;

@@ -17,7 +17,7 @@ use crate::core::{
 /// How long a client must have sent only rehearsals to the retiring version to be done.
 pub const QUIET_FOR_DONE: Duration = Duration::days(7);
 
-/// Where a client stands, the first that holds (CONTRACT §9).
+/// Where a client stands, the first that holds (README "The migration workbench").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
     Done,

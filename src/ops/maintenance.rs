@@ -8,7 +8,7 @@ use std::{
 };
 
 /// How often each instance reads the shared state: a change reaches every instance within
-/// 2 s (CONTRACT §10), one poll plus the query.
+/// 2 s (README "Running a fleet"), one poll plus the query.
 pub const POLL: Duration = Duration::from_secs(1);
 
 pub struct Maintenance {

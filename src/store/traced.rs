@@ -1,4 +1,4 @@
-//! Every sqlx statement under its own span (CONTRACT §13): call sites pass `traced(executor)`
+//! Every sqlx statement under its own span (README "Traces"): call sites pass `traced(executor)`
 //! where they passed the executor, and the statement's template becomes a child span of the
 //! request. With export off the wrapper hands the call straight to the executor.
 

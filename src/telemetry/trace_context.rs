@@ -1,4 +1,4 @@
-//! W3C Trace Context (CONTRACT §13): the `traceparent` a request arrives with, parsed strictly.
+//! W3C Trace Context (README "Traces"): the `traceparent` a request arrives with, parsed strictly.
 //! An invalid header is ignored and the request starts a new trace, as the standard says.
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};

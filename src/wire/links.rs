@@ -1,19 +1,12 @@
 //! Conventions every version's wire layer shares: RFC 8288 pagination links, `Prefer`.
 
-use crate::core::listing::Listing;
-
 /// `Prefer: return=minimal` asks for 204 instead of the body.
 pub fn wants_minimal(prefer: Option<&str>) -> bool {
     prefer.is_some_and(|p| p.split(',').any(|token| token.trim().eq_ignore_ascii_case("return=minimal")))
 }
 
-/// The `Link` header of an offset page: first, prev, next and last, keeping the client's other
-/// query parameters (such as `version`).
-pub fn page_links<T, F>(path: &str, query: Option<&str>, page: &Listing<T, F>) -> String {
-    offset_links(path, query, page.number(), u64::from(page.size), page.total_pages())
-}
-
-/// The `Link` header of page `current` of `size` records, of `total_pages` when counted.
+/// The `Link` header of page `current` of `size` records, of `total_pages` when counted: first,
+/// prev, next and last, keeping the client's other query parameters (such as `version`).
 pub fn offset_links(path: &str, query: Option<&str>, current: u64, size: u64, total_pages: Option<u64>) -> String {
     let kept: Vec<&str> = query
         .unwrap_or("")
@@ -44,32 +37,22 @@ pub fn offset_links(path: &str, query: Option<&str>, current: u64, size: u64, to
 mod tests {
     use super::*;
 
-    fn page(number: u64, total: u64) -> Listing<(), ()> {
-        Listing {
-            items: vec![],
-            sort: vec![],
-            offset: number * 10,
-            size: 10,
-            total: Some(total),
-            has_next: false,
-            next_cursor: None,
-        }
+    /// Page `number` of 10 records, of `total` records.
+    fn links(query: Option<&str>, number: u64, total: u64) -> String {
+        offset_links("/users", query, number, 10, Some(total.div_ceil(10)))
     }
 
     #[test]
     fn links_on_first_middle_and_last_pages() {
         assert_eq!(
-            page_links("/users", None, &page(0, 25)),
+            links(None, 0, 25),
             "</users?page=0&size=10>; rel=\"first\", </users?page=1&size=10>; rel=\"next\", </users?page=2&size=10>; rel=\"last\""
         );
-        assert!(page_links("/users", None, &page(1, 25)).contains("</users?page=0&size=10>; rel=\"prev\""));
-        let last = page_links("/users", Some("version=1&page=2"), &page(2, 25));
+        assert!(links(None, 1, 25).contains("</users?page=0&size=10>; rel=\"prev\""));
+        let last = links(Some("version=1&page=2"), 2, 25);
         assert!(!last.contains("rel=\"next\""));
         assert!(last.contains("</users?page=2&size=10&version=1>; rel=\"last\""));
-        assert_eq!(
-            page_links("/users", None, &page(0, 0)),
-            "</users?page=0&size=10>; rel=\"first\", </users?page=0&size=10>; rel=\"last\""
-        );
+        assert_eq!(links(None, 0, 0), "</users?page=0&size=10>; rel=\"first\", </users?page=0&size=10>; rel=\"last\"");
     }
 
     #[test]

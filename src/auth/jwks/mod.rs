@@ -1,4 +1,4 @@
-//! Keys from the organisation's identity provider (CONTRACT §12): a JWK Set read at start, again
+//! Keys from the organisation's identity provider (README "Tokens from your identity provider"): a JWK Set read at start, again
 //! on a schedule, and on demand when a token names a key the set does not hold yet.
 //!
 //! Invariants: at most one read runs at a time, and reads on demand start at most once every

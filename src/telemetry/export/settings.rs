@@ -1,4 +1,4 @@
-//! What the OpenTelemetry SDK's standard variables ask of export (CONTRACT §13), read and
+//! What the OpenTelemetry SDK's standard variables ask of export (README "Traces"), read and
 //! checked before the server starts: a value the service cannot honour refuses to start,
 //! naming the variable (a typo never silently turns tracing off). The variables mean what the
 //! SDK specification and `opentelemetry-otlp` make them mean; a header's value is never
