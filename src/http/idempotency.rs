@@ -9,7 +9,7 @@ use poem::{
     http::{HeaderName, HeaderValue, header},
 };
 
-use super::{AppState, boundary::respond};
+use super::{AppState, error_response::respond};
 use crate::{
     auth::Caller,
     changes::through::Exposures,

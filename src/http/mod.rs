@@ -1,11 +1,13 @@
 //! Transport: the middleware stack every request passes, outermost first:
 //! [`boundary`] (correlation id, panics, error rendering, headers, access log), then
-//! [`api_layer`] (version dispatch, auth, body limit), then the router.
+//! [`api_layer`] (the [`steps`] before a version: dispatch, lifecycle, auth, limits), then the
+//! router.
 
 pub mod api_layer;
 pub mod auth;
 pub mod boundary;
 pub mod cors;
+pub mod error_response;
 pub mod fixed;
 pub mod guard;
 pub mod idempotency;
@@ -13,6 +15,7 @@ mod keyed_body;
 pub mod lazy_page;
 pub mod linger;
 pub mod state;
+pub mod steps;
 
 use std::sync::Arc;
 

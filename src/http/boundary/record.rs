@@ -1,0 +1,71 @@
+//! What every answered request leaves behind: metrics for all; usage for those a deprecated
+//! version served; for the migration workbench, what each client does on each version.
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    changes::through::Exposures,
+    http::AppState,
+    lifecycle::Stage,
+    ops::{
+        activity::{Outcome, Seen},
+        metrics::method_label,
+    },
+    wire::context::{Refusal, RequestInfo},
+};
+
+/// What the request's answer (or error) says the inner layers learned: the changes it met, and
+/// why it was refused with 410 before it was sunset.
+pub struct Learned {
+    pub exposures: Exposures,
+    pub refusal: Option<Refusal>,
+}
+
+/// Metrics for every request; usage for those a deprecated version served; and for the
+/// migration workbench, what each client does on each version.
+pub fn record(
+    state: &AppState,
+    info: &RequestInfo,
+    method: &poem::http::Method,
+    learned: Learned,
+    status: u16,
+    now: DateTime<Utc>,
+    elapsed: std::time::Duration,
+) {
+    let served = info.version();
+    let route = info.route().unwrap_or(&state.unmatched_route);
+    let method_name = method_label(method);
+    state.metrics.observe(served.unwrap_or(0), route, method_name, status, elapsed);
+    let (Some(version), Some(who)) = (served, info.identity.get()) else { return };
+    let (tenant, subject) = (&who.tenant, &who.subject);
+    let refusal = learned.refusal;
+    let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
+    if deprecated && refusal.is_none() {
+        state.usage.record(version, tenant, subject, route, now);
+        state.metrics.deprecated(version, &metric_client(tenant, subject));
+    }
+    let outcome = match refusal {
+        Some(Refusal::Rehearsal) => Outcome::Rehearsal,
+        Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
+        None => Outcome::Request,
+    };
+    // A version a newer one follows: its clients' operations, and the changes each request met.
+    let retiring = state.dispatch.successor_version(version).is_some() && info.route().is_some();
+    state.activity.record(&Seen {
+        version,
+        tenant,
+        subject,
+        outcome,
+        operation: retiring.then_some((method_name, route)),
+        exposures: &learned.exposures.0,
+        at: now,
+    });
+}
+
+/// The `client` label: the tenant and a short hash of the subject. `/metrics` is public and
+/// subjects are often e-mail addresses; `/admin/usage` (admin only) names them in the clear.
+fn metric_client(tenant: &str, subject: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(subject.as_bytes());
+    format!("{tenant}/{}", crate::encoding::hex(&digest[..6]))
+}
