@@ -336,7 +336,11 @@ async fn a_multi_host_url_skips_a_host_that_is_down(backend: Backend) {
     let multi = database_url.replacen("127.0.0.1:5432", &format!("127.0.0.1:{down},127.0.0.1:5432"), 1);
     assert_ne!(multi, database_url, "the test URL names 127.0.0.1:5432");
     let url = format!("{multi}?target_session_attrs=read-write");
-    let served = Served::start(&backend, &[("TANDEM_DATABASE_URL", Some(&url))]).await;
+    // The replica URL takes the same form; with no standby among its hosts, prefer-standby
+    // settles for the one that answers (here the primary itself, which is never behind).
+    let replica = format!("{multi}?target_session_attrs=prefer-standby");
+    let env = [("TANDEM_DATABASE_URL", Some(url.as_str())), ("TANDEM_DATABASE_REPLICA_URL", Some(replica.as_str()))];
+    let served = Served::start(&backend, &env).await;
     let created = send(
         request(&served, Method::POST, "/users").json(&json!({"name": "Ada", "email": "ada@example.com", "age": 36})),
     )
@@ -345,6 +349,11 @@ async fn a_multi_host_url_skips_a_host_that_is_down(backend: Backend) {
     served.get(&format!("/users/{}", created.json()["id"])).await.assert_status(200);
     served.get("/api/v2/users?keyword=ad").await.assert_status(200);
     send(served.client.get(served.url("/health/ready"))).await.assert_status(200);
+    let started = Instant::now();
+    while !served.get("/metrics").await.text.contains("tandem_replica_in_use 1") {
+        assert!(started.elapsed() < Duration::from_secs(10), "the replica's second host is never used");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let pool = sqlx::PgPool::connect(&database_url).await.unwrap();
     let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM users").fetch_one(&pool).await.unwrap();
     assert_eq!(stored, 1);
