@@ -20,22 +20,17 @@ use crate::{
 /// `X-API-Sunset-Rehearsal: true` answers as the version will after its sunset.
 pub const REHEARSAL_HEADER: HeaderName = HeaderName::from_static("x-api-sunset-rehearsal");
 
-pub async fn refuse_if_gone(
-    req: &Request,
-    state: &AppState,
-    info: &Arc<RequestInfo>,
-    version: u16,
-    now: DateTime<Utc>,
-) -> Result<(), Refused> {
-    let Err(gone) = gone(req, state, version, now) else { return Ok(()) };
-    // Refused before asking for a token; a valid one still tells the workbench who it was.
+/// A request turned away before it was asked for a token: a valid one still tells the
+/// workbench who it was.
+pub async fn identify_refused(req: &Request, state: &AppState, info: &Arc<RequestInfo>, gone: Refused) -> Refused {
     if let (Some(_), Ok(caller)) = (gone.refusal, auth::authenticate(req, &state.verifier).await) {
         identify(info, &caller);
     }
-    Err(gone)
+    gone
 }
 
-fn gone(req: &Request, state: &AppState, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
+/// Whether `version` turns the request away now. Synchronous: the way on awaits nothing.
+pub fn refuse_if_gone(req: &Request, state: &AppState, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
     let Some(lifecycle) = state.dispatch.lifecycle(version) else { return Ok(()) };
     let retiring = state.dispatch.successor_version(version).is_some();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));

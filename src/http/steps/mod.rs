@@ -68,7 +68,9 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
     maintenance::refuse_during(state)?;
     // 4. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
     let now = (state.clock)();
-    lifecycle::refuse_if_gone(req, state, &info, target.version, now).await?;
+    if let Err(gone) = lifecycle::refuse_if_gone(req, state, target.version, now) {
+        return Err(lifecycle::identify_refused(req, state, &info, gone).await);
+    }
     let policy = target.route.policy(req.method());
     if let Some(uri) = target.rewritten {
         *req.uri_mut() = uri;
