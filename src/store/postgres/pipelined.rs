@@ -69,9 +69,6 @@ struct Session {
     client: Client,
     user_by_id: Statement,
     user_by_uuid: Statement,
-    /// Where each field of a user is in those statements' rows, found by name when prepared.
-    by_id_fields: UserFields,
-    by_uuid_fields: UserFields,
     /// List statements prepared on this session, by text, then by parameter types (one text
     /// can come with a few: a NULL binds as a number, a value as its own type).
     statements: Mutex<Statements>,
@@ -111,17 +108,8 @@ impl Pipelined {
     }
 
     pub async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
-        let found = self
-            .run(|session| async move {
-                let fields = match id {
-                    UserRef::Id(_) => session.by_id_fields,
-                    UserRef::Uuid(_) => session.by_uuid_fields,
-                };
-                Ok(query_user(&session, tenant, &id).await?.map(|row| (row, fields)))
-            })
-            .await?;
-        let user = found.map(|(row, fields)| fields.user(&row)).transpose();
-        user.map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
+        let row = self.run(|session| async move { query_user(&session, tenant, &id).await }).await?;
+        row.map(user_from).transpose().map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
     }
 
     /// The rows of a list page that reads one short index range (`ListSql::is_index_range`):
@@ -203,11 +191,7 @@ impl Pipelined {
             client.prepare_typed(USER_BY_UUID, &[Type::TEXT, Type::UUID]),
         )
         .map_err(classify)?;
-        let (by_id_fields, by_uuid_fields) = match (UserFields::of(&user_by_id), UserFields::of(&user_by_uuid)) {
-            (Some(by_id), Some(by_uuid)) => (by_id, by_uuid),
-            _ => return Err(StoreError::Other(anyhow::anyhow!("a user statement lacks a user's column"))),
-        };
-        Ok(Session { client, user_by_id, user_by_uuid, by_id_fields, by_uuid_fields, statements: Mutex::default() })
+        Ok(Session { client, user_by_id, user_by_uuid, statements: Mutex::default() })
     }
 }
 
@@ -311,35 +295,6 @@ fn classify(err: tokio_postgres::Error) -> StoreError {
     }
 }
 
-/// The index of each of a user's columns in a statement's rows, by name. tokio-postgres finds
-/// a column by name with a linear search, eight times a row; a read by key resolves the names
-/// once, when its statement is prepared (bench/RESULTS.md, "High availability and the request's
-/// steps").
-#[derive(Clone, Copy)]
-struct UserFields([usize; 8]);
-
-impl UserFields {
-    fn of(statement: &Statement) -> Option<Self> {
-        let names = ["id", "uuid", "name", "email", "age", "created_at", "updated_at", "version"];
-        let columns = statement.columns();
-        let mut at = [0; 8];
-        for (slot, name) in at.iter_mut().zip(names) {
-            *slot = columns.iter().position(|c| c.name() == name)?;
-        }
-        Some(Self(at))
-    }
-
-    fn user(&self, row: &Row) -> Result<User, tokio_postgres::Error> {
-        let [id, uuid, name, email, age, created_at, updated_at, version] = self.0;
-        Ok(User {
-            id: row.try_get(id)?,
-            uuid: row.try_get(uuid)?,
-            name: row.try_get(name)?,
-            email: row.try_get(email)?,
-            age: row.try_get(age)?,
-            created_at: row.try_get(created_at)?,
-            updated_at: row.try_get(updated_at)?,
-            version: row.try_get(version)?,
-        })
-    }
+fn user_from(row: Row) -> Result<User, tokio_postgres::Error> {
+    Ok(user_from_row!(row))
 }
