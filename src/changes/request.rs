@@ -18,8 +18,8 @@ pub struct OlderRequest<'a> {
     pub(super) body: Option<Value>,
     /// Whether a migration rewrote `body`.
     pub(super) body_changed: bool,
-    /// The newer version's body rules, which a change may relax.
-    pub rules: &'a mut BodyPolicy,
+    /// The newer version's body policy, which a change may relax.
+    pub policy: &'a mut BodyPolicy,
     /// The strictest user rules' reading of `body`, once a change asked for it.
     strictest: Option<Vec<FieldError>>,
 }
@@ -30,9 +30,9 @@ impl<'a> OlderRequest<'a> {
         query: Vec<(String, String)>,
         headers: &'a mut HeaderMap,
         body: Option<Value>,
-        rules: &'a mut BodyPolicy,
+        policy: &'a mut BodyPolicy,
     ) -> Self {
-        Self { operation, query, headers, body, body_changed: false, rules, strictest: None }
+        Self { operation, query, headers, body, body_changed: false, policy, strictest: None }
     }
 
     /// The JSON body, when the request has one that parses.
@@ -111,8 +111,8 @@ mod tests {
         let declared = vec!["page".to_string(), "sortBy".to_string()];
         let pairs = declared_pairs(Some("page=1&keyword=x&sortBy=na%6De&flag"), &declared);
         assert_eq!(encode(&pairs).as_deref(), Some("page=1&sortBy=na%6De"));
-        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy { strict: true, age_required: true });
-        let request = OlderRequest::new("GET /x", pairs, &mut headers, None, &mut rules);
+        let (mut headers, mut policy) = (HeaderMap::new(), BodyPolicy { strict: true, age_required: true });
+        let request = OlderRequest::new("GET /x", pairs, &mut headers, None, &mut policy);
         assert_eq!(request.parameter("sortBy").as_deref(), Some("name"));
         assert_eq!(encode(&[]), None);
     }
@@ -122,9 +122,9 @@ mod tests {
         use serde_json::json;
 
         use crate::core::fields::{Location, Rule};
-        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy::STRICTEST);
+        let (mut headers, mut policy) = (HeaderMap::new(), BodyPolicy::STRICTEST);
         let body = json!({"name": "Ada", "email": "ada@example.com", "role": "admin"});
-        let mut request = OlderRequest::new("POST /users", Vec::new(), &mut headers, Some(body), &mut rules);
+        let mut request = OlderRequest::new("POST /users", Vec::new(), &mut headers, Some(body), &mut policy);
         let rules_of =
             |errors: &[FieldError]| errors.iter().map(|e| (e.location.clone(), e.rule.clone())).collect::<Vec<_>>();
         let first = rules_of(request.strictest_user_errors());
@@ -136,9 +136,9 @@ mod tests {
         body["age"] = json!(36);
         body.as_object_mut().unwrap().remove("role");
         assert_eq!(request.strictest_user_errors(), &[] as &[FieldError], "read again after the rewrite");
-        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy::STRICTEST);
+        let (mut headers, mut policy) = (HeaderMap::new(), BodyPolicy::STRICTEST);
         assert!(
-            OlderRequest::new("GET /x", Vec::new(), &mut headers, None, &mut rules).strictest_user_errors().is_empty()
+            OlderRequest::new("GET /x", Vec::new(), &mut headers, None, &mut policy).strictest_user_errors().is_empty()
         );
     }
 }

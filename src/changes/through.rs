@@ -25,7 +25,6 @@ use crate::{
         context::{self, RequestInfo},
         error::{ApiError, Kind},
         payload::{is_json, read_bytes},
-        rules::BodyRules,
     },
 };
 
@@ -88,12 +87,12 @@ impl Through {
         let reads_body = plan.reads_body && req.content_type().is_some_and(is_json) && !req.method().is_safe();
         let bytes = if reads_body { Some(read_bytes(req.take_body()).await?) } else { None };
         let body: Option<Value> = bytes.as_deref().and_then(|b| serde_json::from_slice(b).ok());
-        let mut rules = req.extensions().get::<BodyRules>().map_or(BodyPolicy::STRICTEST, |r| r.0);
+        let mut policy = req.extensions().get::<BodyPolicy>().copied().unwrap_or(BodyPolicy::STRICTEST);
         let mut met = Vec::new();
         let (query, rewritten) = {
             let declared = route.parameters(req.method());
             let pairs = declared_pairs(req.uri().query(), declared);
-            let mut older = OlderRequest::new(operation, pairs, req.headers_mut(), body, &mut rules);
+            let mut older = OlderRequest::new(operation, pairs, req.headers_mut(), body, &mut policy);
             for change in touching {
                 let Some(migrate) = change.serving.request else { continue };
                 match migrate(&mut older) {
@@ -130,7 +129,7 @@ impl Through {
             (None, Some(bytes)) => req.set_body(bytes),
             (None, None) => {}
         }
-        req.extensions_mut().insert(BodyRules(rules));
+        req.extensions_mut().insert(policy);
 
         match self.next.call(req).await {
             Ok(response) => {
@@ -203,12 +202,10 @@ impl Through {
 }
 
 /// An older version's endpoint: every request goes through its changes to the next version.
-pub struct Straight(pub Arc<Through>);
-
-impl Endpoint for Straight {
+impl Endpoint for Through {
     type Output = Response;
 
     async fn call(&self, req: Request) -> poem::Result<Response> {
-        self.0.forward(req).await
+        self.forward(req).await
     }
 }

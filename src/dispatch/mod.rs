@@ -37,7 +37,7 @@ struct Entry {
     number: u16,
     style: BodyStyle,
     routes: RouteTable,
-    legacy: &'static [(&'static str, &'static str)],
+    legacy_paths: &'static [(&'static str, &'static str)],
     /// The next version, and the first of its collections (where a request that matched no
     /// route is pointed).
     successor: Option<(u16, String)>,
@@ -126,7 +126,7 @@ impl Dispatch {
                 number: version.number,
                 style: version.style,
                 routes: version.routes()?,
-                legacy: version.legacy,
+                legacy_paths: version.legacy_paths,
                 successor,
                 document: mark_deprecated(&version.document, spec, &lifecycle),
                 lifecycle,
@@ -240,7 +240,7 @@ impl Dispatch {
     }
 
     fn is_legacy_path(&self, path: &str) -> bool {
-        self.versions.iter().flat_map(|v| v.legacy).any(|(prefix, _)| under(path, prefix).is_some())
+        self.versions.iter().flat_map(|v| v.legacy_paths).any(|(prefix, _)| under(path, prefix).is_some())
     }
 
     /// Resolves the request, recording in `info` what it learns as soon as it learns it, so
@@ -275,7 +275,10 @@ impl Dispatch {
         let (relative, legacy) = match from_uri {
             Some((_, rest)) => (rest.to_string(), false),
             None => {
-                match entry.legacy.iter().find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}")))
+                match entry
+                    .legacy_paths
+                    .iter()
+                    .find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}")))
                 {
                     Some(relative) => (relative, true),
                     None => {

@@ -13,10 +13,7 @@ use super::{
     routes::RouteTable,
 };
 use crate::{
-    changes::{
-        self, Change, document, moved_to,
-        through::{Straight, Through},
-    },
+    changes::{self, Change, document, moved_to, through::Through},
     wire::{error::render::BodyStyle, openapi},
 };
 
@@ -42,7 +39,7 @@ pub struct Version {
     pub operations: Operations,
     /// Unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5` to
     /// `/api/v<N>/users/5`.
-    pub legacy: &'static [(&'static str, &'static str)],
+    pub legacy_paths: &'static [(&'static str, &'static str)],
     /// The resources a vendor media type may name (`application/vnd.<vendor>.<resource>.v<N>+json`).
     pub resources: &'static [&'static str],
     /// The version's release notes (its CHANGELOG), shown on its deprecation page.
@@ -66,7 +63,7 @@ impl Version {
             document: openapi::complete(&service().spec()),
             docs_page: Arc::new(move || service().swagger_ui_html()),
             operations: Operations::Declared(T::meta()),
-            legacy: &[],
+            legacy_paths: &[],
             resources: &[],
             changelog: "",
             admin_only: &[],
@@ -79,18 +76,18 @@ impl Version {
         let newer = next.routes()?;
         let routes = newer.moved_back(&changes.iter().flat_map(|c| c.serving.moves).copied().collect::<Vec<_>>());
         changes::check(changes, &routes, &newer, number)?;
-        let through = Arc::new(Through::new(next.number, changes, routes.clone(), next.endpoint.clone()));
+        let through = Through::new(next.number, changes, routes.clone(), next.endpoint.clone());
         let document = document::derive(&next.document, number, changes)?;
         let page = document.clone();
         Ok(Self {
             number,
             style: changes.iter().find_map(|c| c.serving.errors).unwrap_or(next.style),
-            endpoint: shared(Straight(through)),
+            endpoint: shared(through),
             document,
             docs_page: Arc::new(move || swagger_page(&page)),
             operations: Operations::Derived(routes),
             // The same paths as the next version's, which its legacy prefixes map.
-            legacy: next.legacy,
+            legacy_paths: next.legacy_paths,
             resources: next.resources,
             changelog: "",
             admin_only: &[],
@@ -110,8 +107,8 @@ impl Version {
         let newer = next.routes()?;
         let routes = declared.routes()?.admin_of(&newer, |template| moved_to(changes, template))?;
         changes::check(changes, &routes, &newer, number)?;
-        let through = Arc::new(Through::new(next.number, changes, routes.clone(), next.endpoint.clone()));
-        Ok(Self { endpoint: shared(Straight(through)), changes, operations: Operations::Derived(routes), ..declared })
+        let through = Through::new(next.number, changes, routes.clone(), next.endpoint.clone());
+        Ok(Self { endpoint: shared(through), changes, operations: Operations::Derived(routes), ..declared })
     }
 
     /// The version's route table.

@@ -223,7 +223,7 @@ fn branch_in_query(request: &mut OlderRequest) -> Result<bool, ApiError> {
 
 /// v1 ignores fields it does not know; met when v2 would refuse one.
 fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
-    request.rules.strict = false;
+    request.policy.strict = false;
     if request.operation.starts_with("PATCH") {
         // A merge patch names fields to change: v2 refuses any it does not know.
         let fields = request.body().and_then(Value::as_object);
@@ -234,7 +234,7 @@ fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
 
 /// v1 lets `age` be absent; met when v2 would refuse its absence.
 fn age_optional(request: &mut OlderRequest) -> Result<bool, ApiError> {
-    request.rules.age_required = false;
+    request.policy.age_required = false;
     if request.operation.starts_with("PATCH") {
         return Ok(request.body().and_then(|body| body.get("age")).is_some_and(Value::is_null));
     }
@@ -321,30 +321,30 @@ mod tests {
         query: &str,
         body: Option<Value>,
     ) -> (Result<Vec<&'static str>, ApiError>, String, BodyPolicy) {
-        let (mut headers, mut rules) = (HeaderMap::new(), BodyPolicy::STRICTEST);
+        let (mut headers, mut policy) = (HeaderMap::new(), BodyPolicy::STRICTEST);
         headers.insert("if-match", "\"1\"".parse().unwrap());
         let declared = ["page", "size", "sortBy", "branchCode"].map(String::from);
         let mut request =
-            OlderRequest::new(operation, declared_pairs(Some(query), &declared), &mut headers, body, &mut rules);
+            OlderRequest::new(operation, declared_pairs(Some(query), &declared), &mut headers, body, &mut policy);
         let mut met = Vec::new();
         let (method, template) = operation.split_once(' ').unwrap();
         for change in CHANGES.iter().filter(|c| c.touches(method, template)) {
             match change.serving.request.map(|migrate| migrate(&mut request)) {
                 Some(Ok(true)) => met.push(change.id),
-                Some(Err(err)) => return (Err(err), String::new(), rules),
+                Some(Err(err)) => return (Err(err), String::new(), policy),
                 _ => {}
             }
         }
         let query = crate::changes::request::encode(&request.query).unwrap_or_default();
-        (Ok(met), query, rules)
+        (Ok(met), query, policy)
     }
 
     #[test]
     fn what_v2_would_refuse_or_read_differently_is_met() {
         let lenient = json!({"name": "Ada", "email": "ada@example.com", "role": "admin"});
-        let (met, _, rules) = forward("POST /users", "", Some(lenient));
+        let (met, _, policy) = forward("POST /users", "", Some(lenient));
         assert_eq!(met.unwrap(), ["strict-bodies", "age-required", "optimistic-concurrency"]);
-        assert!(!rules.strict && !rules.age_required, "v1's rules, relaxed");
+        assert!(!policy.strict && !policy.age_required, "v1's policy, relaxed");
         let strict = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
         assert_eq!(forward("PUT /users/{id}", "", Some(strict)).0.unwrap(), ["optimistic-concurrency"]);
         assert_eq!(

@@ -23,7 +23,7 @@ pub fn over(v2: &Version) -> Version {
     let version = Version::older_declared(1, CHANGES, v2, service).expect("v1's declarations match v2's");
     Version {
         // Legacy paths v1 serves when a request names no version (or names 1).
-        legacy: &[
+        legacy_paths: &[
             ("/users", "/users"),
             ("/api/customers", "/customers"),
             ("/upload", "/upload"),

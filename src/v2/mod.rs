@@ -32,7 +32,7 @@ pub fn version() -> Version {
         // say so.
         document: openapi::close_request_bodies(&built.document),
         // Legacy paths v2 serves when a request names version 2 on them.
-        legacy: &[
+        legacy_paths: &[
             ("/users", "/users"),
             ("/api/customers", "/customers"),
             ("/upload", "/customers/imports"),

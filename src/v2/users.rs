@@ -15,7 +15,7 @@ use crate::{
         paging::PageLimits,
         search,
         user::{User, UserSort},
-        users::{UserFilter, Users},
+        users::{BodyPolicy, UserFilter, Users},
     },
     wire::{
         about::About,
@@ -27,7 +27,6 @@ use crate::{
         links::wants_minimal,
         params::{FilterParam, IdempotencyKeyHeader, KeywordParam, PageIndex, PageSize, UserIdParam, user_id},
         payload::{JsonBody, PatchBody},
-        rules::BodyRules,
         security::BearerAuth,
         shapes::JsonPatchOperation,
         tags::ApiTags,
@@ -129,10 +128,10 @@ impl UsersApi {
         #[oai(name = "Idempotency-Key")]
         _idempotency_key: Header<IdempotencyKeyHeader>,
         keyed: Keyed,
-        rules: BodyRules,
+        policy: BodyPolicy,
         body: JsonBody<UserInputV2>,
     ) -> Result<About<CreatedUser>, Fail> {
-        let fields = rules.0.read_user(&body.value).map_err(ApiError::validation)?;
+        let fields = policy.read_user(&body.value).map_err(ApiError::validation)?;
         let created = users.create(&auth.0.tenant, fields, keyed.0).await?;
         let user = created.record;
         let location = format!("/api/v2/users/{}", user.uuid);
@@ -154,11 +153,11 @@ impl UsersApi {
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
-        rules: BodyRules,
+        policy: BodyPolicy,
         body: JsonBody<UserInputV2>,
     ) -> Result<About<ChangedUser>, Fail> {
         let id = user_id(&id)?;
-        let fields = rules.0.read_user(&body.value).map_err(ApiError::validation)?;
+        let fields = policy.read_user(&body.value).map_err(ApiError::validation)?;
         let user = users.replace(&auth.0.tenant, id, fields, if_match(if_match_header.as_deref())).await?;
         Ok(changed(user, prefer.as_deref()))
     }
@@ -177,12 +176,12 @@ impl UsersApi {
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
-        rules: BodyRules,
+        policy: BodyPolicy,
         body: PatchBody<UserMergePatchV2, Vec<JsonPatchOperation>>,
     ) -> Result<About<ChangedUser>, Fail> {
         let id = user_id(&id)?;
         let precondition = if_match(if_match_header.as_deref());
-        let user = users.patch(&auth.0.tenant, id, &body.patch, rules.0, precondition).await?;
+        let user = users.patch(&auth.0.tenant, id, &body.patch, policy, precondition).await?;
         Ok(changed(user, prefer.as_deref()))
     }
 

@@ -5,6 +5,7 @@
 pub mod about;
 pub mod answers;
 pub mod body_limit;
+pub mod body_policy;
 pub mod context;
 pub mod documented;
 pub mod envelope;
@@ -17,7 +18,6 @@ pub mod links;
 pub mod openapi;
 pub mod params;
 pub mod payload;
-pub mod rules;
 pub mod security;
 pub mod services;
 pub mod shapes;

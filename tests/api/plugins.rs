@@ -53,7 +53,7 @@ fn service() -> OpenApiService<UsersV3, ()> {
 
 fn v3() -> Version {
     Version {
-        legacy: &[("/users", "/users")],
+        legacy_paths: &[("/users", "/users")],
         resources: &["users"],
         changelog: "# Tandem API v3\n\n`name` is now `fullName`.\n",
         ..Version::new(3, BodyStyle::Problem, service)
