@@ -63,6 +63,17 @@ enum Command {
     Config,
 }
 
+/// Refuses a PostgreSQL URL the store cannot honour, naming the variable and the parameter.
+fn postgres_urls(database: &crate::settings::DatabaseSettings) -> anyhow::Result<()> {
+    if database.database_url.is_postgres() {
+        store::check_postgres_url(database.database_url.expose(), false)?;
+    }
+    match &database.database_replica_url {
+        Some(replica) if replica.is_postgres() => store::check_postgres_url(replica.expose(), true),
+        _ => Ok(()),
+    }
+}
+
 /// How long a stopping server waits for its last spans to reach the collector.
 const TRACE_FLUSH: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -84,6 +95,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The PostgreSQL URLs' hosts and parameters, as the store reads them (README "PostgreSQL
+    // high availability"): what it cannot honour refuses here, for `config` as for `serve`.
+    if let Err(err) = postgres_urls(&loaded.settings.database) {
+        eprintln!("tandem: invalid settings: {err:#}");
+        return ExitCode::from(2);
+    }
     if matches!(command, Command::Config) {
         return config(&loaded);
     }

@@ -124,10 +124,6 @@ impl Settings {
                 replica.is_postgres() && self.database.database_url.is_postgres(),
                 "TANDEM_DATABASE_REPLICA_URL needs PostgreSQL for both TANDEM_DATABASE_URL and the replica"
             );
-            crate::store::check_postgres_url(replica.expose(), true)?;
-        }
-        if self.database.database_url.is_postgres() {
-            crate::store::check_postgres_url(self.database.database_url.expose(), false)?;
         }
         if let Some(secret) = &self.tokens.jwt_secret {
             anyhow::ensure!(secret.expose_secret().len() >= 32, "TANDEM_JWT_SECRET must be at least 32 bytes");

@@ -146,11 +146,6 @@ impl Hosts {
         }
     }
 
-    /// Whether `node` may serve a new connection.
-    pub fn accepts(&self, node: Node) -> bool {
-        self.wants.accepts(node)
-    }
-
     /// The first host, in order, that answers and qualifies; with `prefer-standby`, a standby
     /// first, else any.
     async fn choose(&self) -> Option<usize> {

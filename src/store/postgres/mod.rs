@@ -160,7 +160,7 @@ fn pool_for(hosts: &Arc<hosts::Hosts>, pool_size: u32, timeout: Duration) -> PgP
             Box::pin(async move {
                 let Some(hosts) = kind.upgrade() else { return Ok(()) };
                 let node = hosts::what_node(conn).await?;
-                if hosts.accepts(node) {
+                if hosts.wants.accepts(node) {
                     return Ok(());
                 }
                 hosts.lost();

@@ -181,7 +181,7 @@ impl Pipelined {
         });
         if self.hosts.wants != Wants::Any {
             let row = client.query_one(WHAT_NODE, &[]).await.map_err(classify)?;
-            if !self.hosts.accepts(Node { standby: row.get(0), read_only: row.get(1) }) {
+            if !self.hosts.wants.accepts(Node { standby: row.get(0), read_only: row.get(1) }) {
                 self.hosts.lost();
                 return Err(StoreError::Unavailable("not the kind of node target_session_attrs asks for".into()));
             }
