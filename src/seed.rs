@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use crate::{
-    core::storage::{CustomerList, Freshness, NewUser, Store},
+    core::storage::{CustomerList, Freshness, NewUser, Store, Writes},
     core::{
         customer::{BranchCode, CustomerNumber, CustomerSort, NewCustomer, Phone},
         import::{ImportReport, ImportStatus},
@@ -108,7 +108,7 @@ pub fn customer(i: u64) -> NewCustomer {
 pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64) -> anyhow::Result<()> {
     let started = Instant::now();
     let request = ListRequest::page(vec![], PageRequest { page: 0, size: 1 }, &[]);
-    let existing_users = Users::new(store.clone())
+    let existing_users = Users::new(store.clone(), Writes::Kept)
         .list(tenant, request, UserFilter::default(), Freshness::Latest)
         .await?
         .total
@@ -137,7 +137,7 @@ pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64
         let end = (start + BATCH).min(existing_customers + customers);
         let rows: Vec<NewCustomer> = (start..end).map(customer).collect();
         let (id, now) = (Uuid::now_v7(), Utc::now());
-        let mut import = store.begin_import(tenant, id, now, None).await?;
+        let mut import = store.begin_import(tenant, id, now, None, Writes::Kept).await?;
         import.write(&rows).await?;
         let (received, created, skipped) = (rows.len() as u64, rows.len() as u64, 0);
         let status = ImportStatus::Completed;

@@ -63,12 +63,15 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
                 "method": route.method,
                 "route": route.route,
                 "requests": route.requests,
-                "firstSeen": stamp(route.first_seen),
-                "lastSeen": stamp(route.last_seen),
+                "firstSeen": route.first_seen.map(stamp),
+                "lastSeen": route.last_seen.map(stamp),
                 "successor": state.dispatch.successor(version, Some(&route.route), None),
                 "changes": state.dispatch.changes_touching(version, &route.method, &route.route),
                 "exposures": route.exposures.iter().map(|(change, requests, last)| {
                     json!({"change": change, "requests": requests, "lastSeen": stamp(*last)})
+                }).collect::<Vec<_>>(),
+                "dryRuns": route.dry_runs.iter().map(|(version, requests, last)| {
+                    json!({"version": version, "requests": requests, "lastSeen": stamp(*last)})
                 }).collect::<Vec<_>>(),
             })
         })
@@ -84,6 +87,7 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
     body.insert(format!("lastV{version}Request"), json!(record.last_old.map(stamp)));
     body.insert(format!("lastV{successor}Request"), json!(record.last_new.map(stamp)));
     body.insert("lastRehearsal".into(), json!(record.last_rehearsal.map(stamp)));
+    body.insert("lastDryRun".into(), json!(record.last_dry_run.map(stamp)));
     body.insert("brownoutRefusals".into(), json!(record.refusals));
     body.insert("routes".into(), Value::Array(routes));
     Value::Object(body)
@@ -169,8 +173,8 @@ fn csv_response(state: &AppState, records: &[ClientRecord], version: u16) -> Res
                     route.method.clone(),
                     route.route.clone(),
                     route.requests.to_string(),
-                    stamp(route.first_seen),
-                    stamp(route.last_seen),
+                    route.first_seen.map(stamp).unwrap_or_default(),
+                    route.last_seen.map(stamp).unwrap_or_default(),
                     state.dispatch.changes_touching(version, &route.method, &route.route).join(" "),
                     exposures.join(" "),
                 ]

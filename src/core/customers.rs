@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{SubsecRound, Utc};
 use uuid::Uuid;
 
-use crate::core::storage::{CustomerList, Freshness, Store, StoreError};
+use crate::core::storage::{CustomerList, Freshness, Store, StoreError, Writes};
 use crate::core::{
     CoreError,
     customer::{Customer, CustomerSort},
@@ -47,11 +47,13 @@ pub struct Rejection {
 #[derive(Clone)]
 pub struct Customers {
     store: Arc<dyn Store>,
+    /// Whether its imports are kept, or rolled back (a dry run).
+    writes: Writes,
 }
 
 impl Customers {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store }
+    pub fn new(store: Arc<dyn Store>, writes: Writes) -> Self {
+        Self { store, writes }
     }
 
     pub async fn list(
@@ -86,7 +88,7 @@ impl Customers {
     /// request whose earlier try made its import gets that import again instead.
     pub async fn begin_import(&self, tenant: &str, idempotency: Option<IdempotencyRecord>) -> Result<Begun, CoreError> {
         let (id, now) = (Uuid::now_v7(), Utc::now().trunc_subsecs(0));
-        match self.store.begin_import(tenant, id, now, idempotency.as_ref()).await {
+        match self.store.begin_import(tenant, id, now, idempotency.as_ref(), self.writes).await {
             Ok(writer) => Ok(Begun::Session(Box::new(ImportSession::new(id, now, writer)))),
             Err(StoreError::Conflict(conflict)) => match &idempotency {
                 Some(key) => match self.store.find_import_by_idempotency(tenant, &key.scope).await? {

@@ -3,7 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::core::{customers::Customers, paging::PageLimits, storage::Store, users::Users};
+use crate::core::{
+    customers::Customers,
+    paging::PageLimits,
+    storage::{Store, Writes},
+    users::Users,
+};
 
 #[derive(Clone)]
 pub struct Services {
@@ -13,7 +18,9 @@ pub struct Services {
 }
 
 impl Services {
-    pub fn new(store: Arc<dyn Store>, limits: PageLimits) -> Self {
-        Self { users: Users::new(store.clone()), customers: Customers::new(store), limits }
+    /// `Writes::RolledBack`: the services of a dry run, whose every write is done in full and
+    /// then rolled back.
+    pub fn new(store: Arc<dyn Store>, limits: PageLimits, writes: Writes) -> Self {
+        Self { users: Users::new(store.clone(), writes), customers: Customers::new(store, writes), limits }
     }
 }

@@ -6,7 +6,7 @@ use chrono::{SubsecRound, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::core::storage::{Constraint, Freshness, NewUser, Store, StoreError, UserList};
+use crate::core::storage::{Constraint, Freshness, NewUser, Store, StoreError, UserList, Writes};
 use crate::core::{
     CoreError,
     error::Conflict,
@@ -67,11 +67,13 @@ pub type Precondition = Option<i64>;
 #[derive(Clone)]
 pub struct Users {
     store: Arc<dyn Store>,
+    /// Whether its writes are kept, or rolled back (a dry run).
+    writes: Writes,
 }
 
 impl Users {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store }
+    pub fn new(store: Arc<dyn Store>, writes: Writes) -> Self {
+        Self { store, writes }
     }
 
     /// Creates a user. Under an Idempotency-Key, a second try finds the first try's user
@@ -84,7 +86,7 @@ impl Users {
     ) -> Result<Created<User>, CoreError> {
         let now = Utc::now().trunc_subsecs(0);
         let new = NewUser { uuid: Uuid::now_v7(), fields, now, idempotency };
-        match (self.store.insert_user(tenant, &new).await, &new.idempotency) {
+        match (self.store.insert_user(tenant, &new, self.writes).await, &new.idempotency) {
             (Ok(user), _) => Ok(Created { record: user, replayed: false }),
             // A retry breaks every unique rule the first try set (the e-mail too, which some
             // databases report first): the key's own record decides.
@@ -139,7 +141,7 @@ impl Users {
         precondition: Precondition,
     ) -> Result<User, CoreError> {
         let now = Utc::now().trunc_subsecs(0);
-        match self.store.update_user(tenant, id, &fields, precondition, now).await? {
+        match self.store.update_user(tenant, id, &fields, precondition, now, self.writes).await? {
             Some(user) => Ok(user),
             None => Err(self.why_not_written(tenant, id, precondition).await),
         }
@@ -169,14 +171,14 @@ impl Users {
             _ => CoreError::PatchResultInvalid(errors),
         })?;
         let now = Utc::now().trunc_subsecs(0);
-        let updated =
-            self.store.update_user(tenant, UserRef::Id(current.id), &fields, Some(current.version), now).await?;
+        let id = UserRef::Id(current.id);
+        let updated = self.store.update_user(tenant, id, &fields, Some(current.version), now, self.writes).await?;
         // Someone else wrote between our read and our write: the client must look again.
         updated.ok_or(CoreError::Conflict(Conflict::ConcurrentUpdate))
     }
 
     pub async fn delete(&self, tenant: &str, id: UserRef, precondition: Precondition) -> Result<(), CoreError> {
-        if self.store.delete_user(tenant, id, precondition).await? {
+        if self.store.delete_user(tenant, id, precondition, self.writes).await? {
             Ok(())
         } else {
             Err(self.why_not_written(tenant, id, precondition).await)

@@ -59,16 +59,19 @@ impl Status {
     }
 }
 
-/// One operation a client called on the retiring version.
+/// One operation a client called on the retiring version, or dry-ran on any version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteRecord {
     pub method: String,
     pub route: String,
+    /// Requests to the retiring version; 0 on a route the client has only dry-run.
     pub requests: u64,
-    pub first_seen: DateTime<Utc>,
-    pub last_seen: DateTime<Utc>,
+    pub first_seen: Option<DateTime<Utc>>,
+    pub last_seen: Option<DateTime<Utc>>,
     /// Changes of the successor its requests met: (change, requests, last seen).
     pub exposures: Vec<(String, u64, DateTime<Utc>)>,
+    /// Dry runs per version: (version, dry runs, last seen).
+    pub dry_runs: Vec<(u16, u64, DateTime<Utc>)>,
 }
 
 /// One client's migration from `version` to `successor`.
@@ -81,6 +84,8 @@ pub struct ClientRecord {
     pub last_old: Option<DateTime<Utc>>,
     pub last_new: Option<DateTime<Utc>>,
     pub last_rehearsal: Option<DateTime<Utc>>,
+    /// The last dry run, on any version.
+    pub last_dry_run: Option<DateTime<Utc>>,
     pub refusals: u64,
     /// Most requested first.
     pub routes: Vec<RouteRecord>,
@@ -305,6 +310,7 @@ fn build_records(
         last_old: None,
         last_new: None,
         last_rehearsal: None,
+        last_dry_run: None,
         refusals: 0,
         routes: Vec::new(),
     };
@@ -341,10 +347,35 @@ fn build_records(
                 method: row.method.clone(),
                 route: row.route.clone(),
                 requests: row.requests,
-                first_seen: row.first_seen,
-                last_seen: row.last_seen,
+                first_seen: Some(row.first_seen),
+                last_seen: Some(row.last_seen),
                 exposures,
+                dry_runs: Vec::new(),
             });
+        }
+    }
+    // Dry runs join the records of clients seen (or asked about): on a route of their own
+    // when the client never sent it a request.
+    for row in &activity.dry_runs {
+        if let Some(record) = clients.get_mut(&(row.tenant.clone(), row.subject.clone())) {
+            record.last_dry_run = record.last_dry_run.max(Some(row.last_seen));
+            let at = record.routes.iter().position(|r| (&r.method, &r.route) == (&row.method, &row.route));
+            let route = match at {
+                Some(i) => &mut record.routes[i],
+                None => {
+                    record.routes.push(RouteRecord {
+                        method: row.method.clone(),
+                        route: row.route.clone(),
+                        requests: 0,
+                        first_seen: None,
+                        last_seen: None,
+                        exposures: Vec::new(),
+                        dry_runs: Vec::new(),
+                    });
+                    record.routes.last_mut().expect("just pushed")
+                }
+            };
+            route.dry_runs.push((row.version, row.requests, row.last_seen));
         }
     }
     clients

@@ -30,16 +30,27 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         }
     };
     // Only versioned operations take keys, and mark their writer.
-    let (is_api, vendor_type) = match prepared {
-        Prepared::Api { vendor_type } => (true, vendor_type),
-        Prepared::Other => (false, None),
+    let (is_api, vendor_type, dry_run, upload) = match prepared {
+        Prepared::Api { vendor_type, dry_run, upload } => (true, vendor_type, dry_run, upload),
+        Prepared::Other => (false, None, false, false),
     };
     let key = (is_api && req.method() == poem::http::Method::POST)
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
-    // A write's caller, to mark once it is answered (only when a replica is configured).
-    let writer =
-        (is_api && !req.method().is_safe()).then(|| context::info(&req)).filter(|_| state.recent_writes.is_some());
+    // A dry run runs as if its key were new, and leaves it unused: never claimed, stored or
+    // replayed. A malformed key is still refused, as the real request's would be.
+    let key = match key {
+        Some(key) if dry_run && !idempotency::is_valid_key(&key) => {
+            return Err(crate::wire::error::ApiError::bad_header("Idempotency-Key").into());
+        }
+        Some(_) if dry_run => None,
+        key => key,
+    };
+    // A write's caller, to mark once it is answered (only when a replica is configured); a
+    // dry run wrote nothing.
+    let writer = (is_api && !dry_run && !req.method().is_safe())
+        .then(|| context::info(&req))
+        .filter(|_| state.recent_writes.is_some());
     let mut response = match key {
         // Boxed: the keyed path's future is several KB; inline, every request would carry
         // (and copy) it through each layer.
@@ -51,6 +62,10 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         && let Some(who) = info.identity.get()
     {
         recent.wrote(&who.tenant, &who.subject).await;
+    }
+    // A dry-run import kept no report for a `Location` to name.
+    if dry_run && upload {
+        response.headers_mut().remove(header::LOCATION);
     }
     if let Some(vendor_type) = vendor_type {
         let is_json = response

@@ -10,10 +10,10 @@ use poem::{
 
 const ALLOW_METHODS: &str = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 const ALLOW_HEADERS: &str = "Authorization, Content-Type, Accept, Accept-Language, Idempotency-Key, If-Match, \
-     If-None-Match, X-API-VERSION, X-Tenant-ID, X-Correlation-ID, X-API-Sunset-Rehearsal";
+     If-None-Match, X-API-VERSION, X-Tenant-ID, X-Correlation-ID, X-API-Sunset-Rehearsal, X-API-Dry-Run";
 const EXPOSE_HEADERS: &str = "Location, ETag, Link, X-Total-Count, X-Correlation-ID, Retry-After, Deprecation, \
      Sunset, API-Version, API-Supported-Versions, API-Deprecated-Versions, Idempotent-Replayed, RateLimit-Limit, \
-     RateLimit-Remaining, RateLimit-Reset, Content-Language";
+     RateLimit-Remaining, RateLimit-Reset, Content-Language, X-API-Dry-Run";
 /// Browsers may reuse a preflight this long (seconds).
 const MAX_AGE: &str = "600";
 

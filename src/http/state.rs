@@ -11,7 +11,7 @@ use crate::{
     auth::{Verifier, dev_secret},
     core::{
         services::Services,
-        storage::{Brownout, Store},
+        storage::{Brownout, Store, Writes},
         workbench::Workbench,
     },
     dispatch::{Dispatch, Version},
@@ -38,6 +38,8 @@ pub struct AppState {
     pub idempotency: Arc<dyn IdempotencyStore>,
     /// What version handlers may use.
     pub services: Arc<Services>,
+    /// The same, for a dry run: every write done and rolled back.
+    pub dry_run_services: Arc<Services>,
     pub verifier: Verifier,
     pub dispatch: Dispatch,
     /// The routes outside the versions, for access and `Allow`.
@@ -96,7 +98,8 @@ impl AppState {
         let limits = settings.http.page_limits();
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
         let state = Self {
-            services: Arc::new(Services::new(store.clone(), limits)),
+            services: Arc::new(Services::new(store.clone(), limits, Writes::Kept)),
+            dry_run_services: Arc::new(Services::new(store.clone(), limits, Writes::RolledBack)),
             idempotency,
             verifier,
             dispatch,

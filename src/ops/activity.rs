@@ -39,6 +39,8 @@ type Operation = (u16, Arc<str>, Arc<str>, &'static str, Arc<str>);
 struct Buffer {
     versions: HashMap<Client, VersionActivity>,
     routes: HashMap<Operation, RouteActivity>,
+    /// Dry runs per operation of any version, apart from everything else.
+    dry_runs: HashMap<Operation, RouteActivity>,
     exposures: HashMap<(Operation, &'static str), ExposureActivity>,
 }
 
@@ -82,19 +84,8 @@ impl ActivityRecorder {
         cell.last_request = later(cell.last_request, Some(at));
         let Some((method, route)) = seen.operation else { return };
         let operation = (version, tenant.clone(), subject.clone(), method, route.clone());
-        let cell = buffer.routes.entry(operation.clone()).or_insert_with(|| RouteActivity {
-            version,
-            tenant: tenant.to_string(),
-            subject: subject.to_string(),
-            method: method.to_string(),
-            route: route.to_string(),
-            requests: 0,
-            first_seen: at,
-            last_seen: at,
-        });
-        cell.requests += 1;
-        cell.first_seen = cell.first_seen.min(at);
-        cell.last_seen = cell.last_seen.max(at);
+        let cell = buffer.routes.entry(operation.clone()).or_insert_with(|| operation_cell(&operation, at));
+        count_operation(cell, at);
         for change in seen.exposures {
             let cell = buffer.exposures.entry((operation.clone(), change)).or_insert_with(|| ExposureActivity {
                 version,
@@ -111,9 +102,25 @@ impl ActivityRecorder {
         }
     }
 
+    /// One dry run of a client on an operation of any version: counted apart, never as a
+    /// request of the version.
+    pub fn record_dry_run(
+        &self,
+        version: u16,
+        tenant: &Arc<str>,
+        subject: &Arc<str>,
+        (method, route): (&'static str, &Arc<str>),
+        at: DateTime<Utc>,
+    ) {
+        let mut buffer = self.buffer.lock().expect("activity buffer");
+        let operation = (version, tenant.clone(), subject.clone(), method, route.clone());
+        let cell = buffer.dry_runs.entry(operation.clone()).or_insert_with(|| operation_cell(&operation, at));
+        count_operation(cell, at);
+    }
+
     pub fn pending(&self) -> usize {
         let buffer = self.buffer.lock().expect("activity buffer");
-        buffer.versions.len() + buffer.routes.len() + buffer.exposures.len()
+        buffer.versions.len() + buffer.routes.len() + buffer.dry_runs.len() + buffer.exposures.len()
     }
 
     /// Writes what is buffered; on failure the counts go back into the buffer, nothing lost.
@@ -123,6 +130,7 @@ impl ActivityRecorder {
         let batch = Activity {
             versions: taken.versions.values().cloned().collect(),
             routes: taken.routes.values().cloned().collect(),
+            dry_runs: taken.dry_runs.values().cloned().collect(),
             exposures: taken.exposures.values().cloned().collect(),
         };
         if batch.is_empty() {
@@ -135,6 +143,26 @@ impl ActivityRecorder {
         }
         Ok(())
     }
+}
+
+/// An operation's count before its first request.
+fn operation_cell((version, tenant, subject, method, route): &Operation, at: DateTime<Utc>) -> RouteActivity {
+    RouteActivity {
+        version: *version,
+        tenant: tenant.to_string(),
+        subject: subject.to_string(),
+        method: method.to_string(),
+        route: route.to_string(),
+        requests: 0,
+        first_seen: at,
+        last_seen: at,
+    }
+}
+
+fn count_operation(cell: &mut RouteActivity, at: DateTime<Utc>) {
+    cell.requests += 1;
+    cell.first_seen = cell.first_seen.min(at);
+    cell.last_seen = cell.last_seen.max(at);
 }
 
 /// Adds a batch that could not be written back to what arrived meanwhile.
@@ -153,15 +181,17 @@ fn merge(into: &mut Buffer, from: Buffer) {
             }
         }
     }
-    for (key, cell) in from.routes {
-        match into.routes.get_mut(&key) {
-            Some(c) => {
-                c.requests += cell.requests;
-                c.first_seen = c.first_seen.min(cell.first_seen);
-                c.last_seen = c.last_seen.max(cell.last_seen);
-            }
-            None => {
-                into.routes.insert(key, cell);
+    for (into, from) in [(&mut into.routes, from.routes), (&mut into.dry_runs, from.dry_runs)] {
+        for (key, cell) in from {
+            match into.get_mut(&key) {
+                Some(c) => {
+                    c.requests += cell.requests;
+                    c.first_seen = c.first_seen.min(cell.first_seen);
+                    c.last_seen = c.last_seen.max(cell.last_seen);
+                }
+                None => {
+                    into.insert(key, cell);
+                }
             }
         }
     }
@@ -200,11 +230,14 @@ mod tests {
         recorder.record(&seen(Outcome::Request, &["users-list-envelope"]));
         recorder.record(&seen(Outcome::Rehearsal, &[]));
         recorder.record(&seen(Outcome::BrownoutRefusal, &[]));
+        recorder.record_dry_run(2, &tenant, &subject, ("GET", &route), at);
         let buffer = recorder.buffer.lock().unwrap();
         let version = buffer.versions.values().next().unwrap();
         assert_eq!((version.requests, version.rehearsals, version.refusals), (3, 1, 1));
         assert_eq!(version.last_rehearsal, Some(at));
         assert_eq!(buffer.routes.values().next().unwrap().requests, 3);
         assert_eq!(buffer.exposures.values().next().unwrap().requests, 2);
+        let dry_run = buffer.dry_runs.values().next().unwrap();
+        assert_eq!((dry_run.version, dry_run.requests), (2, 1), "a dry run is no request of its version");
     }
 }

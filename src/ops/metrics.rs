@@ -24,6 +24,8 @@ struct RequestKey {
     route: Arc<str>,
     method: &'static str,
     status: u16,
+    /// A dry run (`X-API-Dry-Run: true`), labelled apart.
+    dry_run: bool,
 }
 
 #[derive(Default)]
@@ -31,6 +33,16 @@ struct Histogram {
     buckets: [AtomicU64; BUCKETS.len()],
     count: AtomicU64,
     sum_micros: AtomicU64,
+}
+
+/// One finished request, as `tandem_http_requests_total` labels it.
+pub struct Observed<'a> {
+    /// 0 when none resolved.
+    pub version: u16,
+    pub route: &'a Arc<str>,
+    pub method: &'static str,
+    pub status: u16,
+    pub dry_run: bool,
 }
 
 /// Counters (or histograms) by label set, shared by the request path and the scraper.
@@ -75,8 +87,9 @@ pub fn method_label(method: &poem::http::Method) -> &'static str {
 
 impl Metrics {
     /// One finished request. `version` 0 means none resolved.
-    pub fn observe(&self, version: u16, route: &Arc<str>, method: &'static str, status: u16, elapsed: Duration) {
-        let key = RequestKey { version, route: route.clone(), method, status };
+    pub fn observe(&self, request: Observed<'_>, elapsed: Duration) {
+        let Observed { version, route, method, status, dry_run } = request;
+        let key = RequestKey { version, route: route.clone(), method, status, dry_run };
         entry(&self.requests, &key).fetch_add(1, Ordering::Relaxed);
         let histogram = entry(&self.durations, &(version, route.clone()));
         let seconds = elapsed.as_secs_f64();
@@ -111,12 +124,15 @@ impl Metrics {
             .map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed)))
             .collect();
         requests.sort_by(|a, b| {
-            (a.0.version, &a.0.route, a.0.method, a.0.status).cmp(&(b.0.version, &b.0.route, b.0.method, b.0.status))
+            let key = |k: &RequestKey| (k.version, k.route.clone(), k.method, k.status, k.dry_run);
+            key(&a.0).cmp(&key(&b.0))
         });
         for (k, n) in requests {
+            // Only dry runs carry the label: the series of real requests stay as they were.
+            let dry_run = if k.dry_run { ",dry_run=\"true\"" } else { "" };
             let _ = writeln!(
                 out,
-                "tandem_http_requests_total{{version=\"{}\",route=\"{}\",method=\"{}\",status=\"{}\"}} {n}",
+                "tandem_http_requests_total{{version=\"{}\",route=\"{}\",method=\"{}\",status=\"{}\"{dry_run}}} {n}",
                 k.version,
                 escape(&k.route),
                 k.method,
@@ -181,8 +197,9 @@ mod tests {
     fn counts_histograms_and_capped_clients() {
         let metrics = Metrics::default();
         let route: Arc<str> = Arc::from("/users/{id}");
-        metrics.observe(2, &route, "GET", 200, Duration::from_micros(700));
-        metrics.observe(2, &route, "GET", 200, Duration::from_millis(30));
+        let get = |dry_run| Observed { version: 2, route: &route, method: "GET", status: 200, dry_run };
+        metrics.observe(get(false), Duration::from_micros(700));
+        metrics.observe(get(false), Duration::from_millis(30));
         metrics.deprecated(1, "acme/ci-bot");
         let text = metrics.render(&[("tandem_db_pool_connections", "gauge", "Open connections.", 3.0)]);
         assert!(
@@ -200,6 +217,11 @@ mod tests {
         assert!(text.contains("tandem_http_request_duration_seconds_count{version=\"2\",route=\"/users/{id}\"} 2"));
         assert!(text.contains("tandem_deprecated_requests_total{version=\"1\",client=\"acme/ci-bot\"} 1"));
         assert!(text.contains("tandem_db_pool_connections 3"));
+        metrics.observe(get(true), Duration::from_millis(1));
+        let series = "tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"";
+        let text = metrics.render(&[]);
+        assert!(text.contains(&format!("{series},dry_run=\"true\"}} 1")), "{text}");
+        assert!(text.contains(&format!("{series}}} 2")), "a dry run is counted apart: {text}");
         for i in 0..MAX_CLIENTS + 5 {
             metrics.deprecated(1, &format!("t/{i}"));
         }

@@ -16,6 +16,30 @@ use crate::telemetry::traces::TraceHandle;
 
 // A constant name: one given as a string is parsed and hashed again on every use.
 pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
+/// `true`: answer as the real request would, and keep nothing (README "Testing your migration
+/// with dry runs").
+pub const DRY_RUN_HEADER: HeaderName = HeaderName::from_static("x-api-dry-run");
+
+/// What a request's `X-API-Dry-Run` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DryRun {
+    /// Absent, or `false`: an ordinary request.
+    No,
+    Yes,
+    /// Any other value, or more than one: refused with 400.
+    Invalid,
+}
+
+impl DryRun {
+    fn of(req: &Request) -> Self {
+        let mut values = req.headers().get_all(DRY_RUN_HEADER).iter();
+        match (values.next().map(|v| v.as_bytes()), values.next()) {
+            (None, _) | (Some(b"false"), None) => DryRun::No,
+            (Some(b"true"), None) => DryRun::Yes,
+            _ => DryRun::Invalid,
+        }
+    }
+}
 
 pub struct RequestInfo {
     /// Shared, not copied, with the request's span.
@@ -33,6 +57,7 @@ pub struct RequestInfo {
     /// Set by the body limit when it cut the body off: whatever parser then fails, the answer
     /// is 413 with this limit.
     pub body_over_limit: OnceLock<u64>,
+    pub dry_run: DryRun,
 }
 
 /// What dispatch decided about a request.
@@ -81,6 +106,7 @@ impl RequestInfo {
             resolved: OnceLock::new(),
             identity: OnceLock::new(),
             body_over_limit: OnceLock::new(),
+            dry_run: DryRun::of(req),
         }
     }
 
@@ -92,6 +118,11 @@ impl RequestInfo {
     /// The route template the request hit, once dispatch has matched one.
     pub fn route(&self) -> Option<&Arc<str>> {
         self.resolved.get().and_then(|r| r.route.as_ref())
+    }
+
+    /// A dry run that reached a version (and is answered as one).
+    pub fn is_dry_run(&self) -> bool {
+        self.dry_run == DryRun::Yes && self.resolved.get().is_some()
     }
 
     pub fn is_legacy(&self) -> bool {

@@ -1,6 +1,7 @@
 //! What a version's document states that poem-openapi's declarations cannot: which error
 //! statuses each operation can answer, the headers the boundary adds to responses, the media
-//! types of multipart parts, and closed request bodies. Applied once, when a version is built.
+//! types of multipart parts, `X-API-Dry-Run` on the operations that change data, and closed
+//! request bodies. Applied once, when a version is built.
 
 use serde_json::{Map, Value, json};
 
@@ -152,6 +153,7 @@ pub fn complete(spec: &str) -> String {
         prune_errors(&method, operation);
         add_response_headers(&method, operation);
         add_part_media_types(operation);
+        add_dry_run_parameter(&method, operation);
     }
     let components = document["components"].as_object_mut().expect("components");
     let headers = RESPONSE_HEADERS.iter().map(|h| (h.name.to_string(), h.object()));
@@ -221,6 +223,27 @@ fn add_response_headers(method: &str, operation: &mut Value) {
             headers.entry(header.name).or_insert(reference);
         }
     }
+}
+
+/// `X-API-Dry-Run` on every operation that changes data (any operation takes it; a read's dry
+/// run only counts apart).
+fn add_dry_run_parameter(method: &str, operation: &mut Value) {
+    if !["post", "put", "patch", "delete"].contains(&method) {
+        return;
+    }
+    let parameter = json!({
+        "name": "X-API-Dry-Run",
+        "schema": {"type": "string", "enum": ["true", "false"]},
+        "in": "header",
+        "description": "`true`: every check the request meets runs, and the answer is the one it would \
+                        get (with `X-API-Dry-Run: true`), but nothing is kept: no record, no \
+                        Idempotency-Key, no import report.",
+        "required": false,
+        "deprecated": false,
+        "explode": true,
+    });
+    let parameters = operation.as_object_mut().expect("an operation object").entry("parameters").or_insert(json!([]));
+    parameters.as_array_mut().expect("a parameters array").push(parameter);
 }
 
 /// `multipart/form-data` bodies: each part's media type.

@@ -9,6 +9,7 @@ mod customers;
 mod deprecation;
 mod dispatch;
 mod documented;
+mod dry_runs;
 mod errors;
 mod hardening;
 mod harness;
@@ -67,6 +68,7 @@ fn main() {
         plugins::scenarios(),
         settings::scenarios(),
         workbench::scenarios(),
+        dry_runs::scenarios(),
         traces::scenarios(),
     ]);
 }

@@ -125,8 +125,8 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
         record,
         json!({"tenant": "acme", "subject": "ci-bot", "version": 1, "status": "unknown",
                "deprecatedAt": "2026-01-01T00:00:00Z", "sunsetAt": "2027-01-01T00:00:00Z", "daysLeft": 200,
-               "lastV1Request": null, "lastV2Request": null, "lastRehearsal": null, "brownoutRefusals": 0,
-               "routes": []})
+               "lastV1Request": null, "lastV2Request": null, "lastRehearsal": null, "lastDryRun": null,
+               "brownoutRefusals": 0, "routes": []})
     );
 
     get(&app, &bot, "/users").await.assert_status(200);
@@ -140,7 +140,7 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
                "changes": ["user-id-uuid", "user-fields-added", "users-list-envelope", "keyword-search",
                            "problem-details", "keyset-slices"],
                // Those changes only reshape the answer: every caller meets them alike (CONTRACT §9).
-               "exposures": []})
+               "exposures": [], "dryRuns": []})
     );
 
     get(&app, &bot, "/api/v2/users").await.assert_status(200);

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::StoreResult;
+use super::{StoreResult, Writes};
 use crate::core::{
     customer::{Customer, CustomerSort, NewCustomer},
     idempotency::IdempotencyRecord,
@@ -36,12 +36,14 @@ pub trait CustomerStore: Send + Sync {
 
     /// Begins an import with this id and time. Another try of the same keyed request that made
     /// its import finds it here (`Conflict(ImportIdempotency)`), before anything is written.
+    /// `RolledBack`: its commit does everything but keep it.
     async fn begin_import(
         &self,
         tenant: &str,
         id: Uuid,
         created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
+        writes: Writes,
     ) -> StoreResult<Box<dyn ImportWriter>>;
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>>;

@@ -19,6 +19,15 @@ pub use workbench::{
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Whether a write is kept, or done in full inside a transaction that is then rolled back (a
+/// dry run): either way the store's own rules (uniqueness, versions, constraints) answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Writes {
+    #[default]
+    Kept,
+    RolledBack,
+}
+
 /// What a list may read. A store with a replica serves `MayLag` lists from it while it keeps
 /// up; `Latest` (a client's read right after its own write) always reads the primary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

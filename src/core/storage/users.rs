@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::StoreResult;
+use super::{StoreResult, Writes};
 use crate::core::{
     idempotency::IdempotencyRecord,
     listing::{SortKey, Window},
@@ -39,7 +39,7 @@ pub struct UserList {
 
 #[async_trait]
 pub trait UserStore: Send + Sync {
-    async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User>;
+    async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User>;
 
     /// Inserts many users in one transaction (seeding).
     async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()>;
@@ -60,8 +60,15 @@ pub trait UserStore: Send + Sync {
         fields: &UserFields,
         expected_version: Option<i64>,
         now: DateTime<Utc>,
+        writes: Writes,
     ) -> StoreResult<Option<User>>;
 
     /// `false` when no row matched (absent, or not at `expected_version`).
-    async fn delete_user(&self, tenant: &str, id: UserRef, expected_version: Option<i64>) -> StoreResult<bool>;
+    async fn delete_user(
+        &self,
+        tenant: &str,
+        id: UserRef,
+        expected_version: Option<i64>,
+        writes: Writes,
+    ) -> StoreResult<bool>;
 }

@@ -53,12 +53,14 @@ pub struct ExposureActivity {
 pub struct Activity {
     pub versions: Vec<VersionActivity>,
     pub routes: Vec<RouteActivity>,
+    /// Dry runs per operation, of any version: never counted in `versions` or `routes`.
+    pub dry_runs: Vec<RouteActivity>,
     pub exposures: Vec<ExposureActivity>,
 }
 
 impl Activity {
     pub fn is_empty(&self) -> bool {
-        self.versions.is_empty() && self.routes.is_empty() && self.exposures.is_empty()
+        self.versions.is_empty() && self.routes.is_empty() && self.dry_runs.is_empty() && self.exposures.is_empty()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The headers every response carries: its correlation id, `nosniff`, `Connection: close`
 //! while draining, `no-store` for an authenticated request, the versions served and the one
-//! that answered, `Vary` on a legacy path, and CORS for an allowed origin.
+//! that answered, `X-API-Dry-Run` on a dry run's answer, `Vary` on a legacy path, and CORS for
+//! an allowed origin.
 
 use poem::{
     Response,
@@ -9,7 +10,7 @@ use poem::{
 
 use crate::{
     http::{AppState, cors::Cors},
-    wire::context::{CORRELATION_HEADER, RequestInfo},
+    wire::context::{CORRELATION_HEADER, DRY_RUN_HEADER, RequestInfo},
 };
 
 const API_SUPPORTED_VERSIONS: HeaderName = HeaderName::from_static("api-supported-versions");
@@ -38,6 +39,9 @@ pub fn decorate(
     headers.insert(API_SUPPORTED_VERSIONS, state.supported_versions.clone());
     if let Some(version) = info.version() {
         headers.insert(API_VERSION, HeaderValue::from(version));
+    }
+    if info.is_dry_run() {
+        headers.insert(DRY_RUN_HEADER, HeaderValue::from_static("true"));
     }
     if info.is_legacy() {
         headers.insert(header::VARY, HeaderValue::from_static("Accept, X-API-VERSION"));

@@ -9,7 +9,7 @@ use crate::{
     lifecycle::Stage,
     ops::{
         activity::{Outcome, Seen},
-        metrics::method_label,
+        metrics::{Observed, method_label},
     },
     wire::context::{Refusal, RequestInfo},
 };
@@ -22,7 +22,7 @@ pub struct Learned {
 }
 
 /// Metrics for every request; usage for those a deprecated version served; and for the
-/// migration workbench, what each client does on each version.
+/// migration workbench, what each client does on each version, its dry runs apart.
 pub fn record(
     state: &AppState,
     info: &RequestInfo,
@@ -35,9 +35,18 @@ pub fn record(
     let served = info.version();
     let route = info.route().unwrap_or(&state.unmatched_route);
     let method_name = method_label(method);
-    state.metrics.observe(served.unwrap_or(0), route, method_name, status, elapsed);
+    let dry_run = info.is_dry_run();
+    let observed = Observed { version: served.unwrap_or(0), route, method: method_name, status, dry_run };
+    state.metrics.observe(observed, elapsed);
     let (Some(version), Some(who)) = (served, info.identity.get()) else { return };
     let (tenant, subject) = (&who.tenant, &who.subject);
+    if dry_run {
+        // Never usage nor a request of the version: counted apart, on any version's route.
+        if let Some(route) = info.route() {
+            state.activity.record_dry_run(version, tenant, subject, (method_name, route), now);
+        }
+        return;
+    }
     let refusal = learned.refusal;
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     if deprecated && refusal.is_none() {

@@ -4,6 +4,7 @@
 
 mod authenticate;
 mod brownout;
+mod dry_run;
 mod freshness;
 mod lifecycle;
 mod maintenance;
@@ -17,7 +18,7 @@ use crate::{
     dispatch::Resolution,
     wire::{
         body_limit,
-        context::{self, Refusal},
+        context::{self, DryRun, Refusal},
         error::ApiError,
     },
 };
@@ -28,8 +29,9 @@ pub enum Prepared {
     /// the versions, an unknown path): the router answers it as it is.
     Other,
     /// A version's operation, its caller admitted: answered by its handler, a keyed POST
-    /// through the Idempotency-Key layer. `vendor_type` is the media type the client asked for.
-    Api { vendor_type: Option<String> },
+    /// through the Idempotency-Key layer. `vendor_type` is the media type the client asked for;
+    /// `dry_run`: answered as the real request would be, with nothing kept; `upload`: an import.
+    Api { vendor_type: Option<String>, dry_run: bool, upload: bool },
 }
 
 /// A request refused before it reached its version, and, for a 410 before the sunset, why.
@@ -47,16 +49,21 @@ impl From<ApiError> for Refused {
 /// The steps, in order.
 pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Refused> {
     let info = context::info(req);
-    // 1. Routes outside the versions that need a token: operators' and a client's own.
-    if let Some(route) = state.fixed.find(req.uri().path())
-        && operators::admit(req, state, &info, route.access).await?
-    {
-        return Ok(Prepared::Other);
+    // 1. `X-API-Dry-Run` is `true` or `false`.
+    dry_run::refuse_bad_value(&info)?;
+    // 2. Routes outside the versions take no dry run; those that need a token: operators' and
+    //    a client's own.
+    if let Some(route) = state.fixed.find(req.uri().path()) {
+        dry_run::refuse_outside_versions(&info)?;
+        if operators::admit(req, state, &info, route.access).await? {
+            return Ok(Prepared::Other);
+        }
     }
-    // 2. Dispatch: the version, its route, the legacy path rewritten.
+    // 3. Dispatch: the version, its route, the legacy path rewritten.
     let target = match state.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => return Ok(Prepared::Other),
         Resolution::Document { rewritten, .. } => {
+            dry_run::refuse_outside_versions(&info)?;
             if let Some(uri) = rewritten {
                 *req.uri_mut() = uri;
             }
@@ -64,9 +71,9 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
         }
         Resolution::Api(target) => target,
     };
-    // 3. Maintenance refuses every version's operations.
+    // 4. Maintenance refuses every version's operations.
     maintenance::refuse_during(state)?;
-    // 4. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
+    // 5. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
     let now = (state.clock)();
     if let Err(gone) = lifecycle::refuse_if_gone(req, state, target.version, now) {
         return Err(lifecycle::identify_refused(req, state, &info, gone).await);
@@ -75,19 +82,21 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
     if let Some(uri) = target.rewritten {
         *req.uri_mut() = uri;
     }
-    // 5. The caller, by its token; an admin-only operation needs an admin.
+    // 6. The caller, by its token; an admin-only operation needs an admin.
     let caller = authenticate::caller(req, state, &info, policy.admin).await?;
-    // 6. A brownout aimed at this client.
+    // 7. A brownout aimed at this client.
     brownout::refuse_targeted(state, &caller, target.version, now)?;
-    // 7. The rate limit of the caller's tenant and subject.
+    // 8. The rate limit of the caller's tenant and subject.
     rate_limit::admit(&caller, state).await?;
-    // 8. Whether a list may read the replica: not right after the caller's own write.
+    // 9. Whether a list may read the replica: not right after the caller's own write.
     let caller = freshness::decide(caller, state, policy.list).await;
-    // 9. What the handler takes: the caller and the services.
+    // 10. What the handler takes: the caller and the services (a dry run's roll back every write).
     req.extensions_mut().insert(caller);
-    req.extensions_mut().insert(state.services.clone());
-    // 10. The body limit, counted as the body streams in.
+    let dry_run = info.dry_run == DryRun::Yes;
+    let services = if dry_run { &state.dry_run_services } else { &state.services };
+    req.extensions_mut().insert(services.clone());
+    // 11. The body limit, counted as the body streams in.
     let limit = if policy.upload { state.settings.http.max_upload_bytes } else { state.settings.http.max_body_bytes };
     body_limit::apply(req, limit, info.clone())?;
-    Ok(Prepared::Api { vendor_type: target.vendor_type })
+    Ok(Prepared::Api { vendor_type: target.vendor_type, dry_run, upload: policy.upload })
 }

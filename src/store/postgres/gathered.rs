@@ -279,7 +279,8 @@ fn answer_from(rows: Vec<PgRow>, batch: Vec<Pending>) {
     }
 }
 
-async fn insert_one(c: &mut PgConnection, tenant: &str, user: &NewUser) -> Result<PgRow, sqlx::Error> {
+/// One user, on its own: a lone row, or a dry run's (never gathered into a real commit).
+pub(super) async fn insert_one(c: &mut PgConnection, tenant: &str, user: &NewUser) -> Result<PgRow, sqlx::Error> {
     sqlx::query(INSERT_ONE)
         .bind(user.uuid)
         .bind(tenant)

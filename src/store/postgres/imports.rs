@@ -18,7 +18,7 @@ use crate::{
         customer::NewCustomer,
         idempotency::IdempotencyRecord,
         import::ImportReport,
-        storage::{ImportWriter, StoreError, StoreResult},
+        storage::{ImportWriter, StoreError, StoreResult, Writes},
     },
     store::{lists::ALL_BRANCHES, server_side_limit, timed, with_import_budget},
 };
@@ -31,6 +31,8 @@ pub(super) struct PgImport {
     /// Bounds each statement (an import's batches outlast the limit of single-row work).
     budget: Duration,
     tally: Tally,
+    /// Whether the commit keeps the import, or rolls it back having done all of it.
+    writes: Writes,
 }
 
 impl PgStore {
@@ -40,12 +42,13 @@ impl PgStore {
         id: Uuid,
         created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
+        writes: Writes,
     ) -> StoreResult<PgImport> {
         let budget = with_import_budget(self.timeout);
         let slot = self.imports.take(self.timeout).await?;
         let conn = timed(self.timeout, async { self.held.dedicated().await.map_err(classify) }).await?;
         let mut import =
-            PgImport { conn, _slot: slot, tenant: tenant.to_string(), id, budget, tally: Tally::default() };
+            PgImport { conn, _slot: slot, tenant: tenant.to_string(), id, budget, tally: Tally::default(), writes };
         let limit = server_side_limit(budget).as_millis().to_string();
         import
             .run(async |c| {
@@ -168,6 +171,7 @@ impl ImportWriter for PgImport {
 
     async fn commit(mut self: Box<Self>, report: &ImportReport) -> StoreResult<()> {
         let errors = serde_json::to_string(&report.errors).map_err(|e| StoreError::Other(e.into()))?;
+        let writes = self.writes;
         self.add_counts().await?;
         self.run(async |c| {
             sqlx::query(
@@ -181,7 +185,11 @@ impl ImportWriter for PgImport {
             .bind(&errors)
             .execute(traced(&mut *c))
             .await?;
-            sqlx::query("COMMIT").execute(traced(&mut *c)).await.map(drop)
+            let end = match writes {
+                Writes::Kept => "COMMIT",
+                Writes::RolledBack => "ROLLBACK",
+            };
+            sqlx::query(end).execute(traced(&mut *c)).await.map(drop)
         })
         .await?;
         self.conn.finished();

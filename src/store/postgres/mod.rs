@@ -11,7 +11,7 @@ use super::{
     query::{Dialect, ListSql, SqlValue},
     timed,
 };
-use crate::core::storage::{Constraint, Store, StoreError, StoreResult};
+use crate::core::storage::{Constraint, Store, StoreError, StoreResult, Writes};
 use url::PgUrl;
 pub use url::Role;
 
@@ -135,6 +135,32 @@ impl PgStore {
     ) -> StoreResult<T> {
         on_held(&self.held, work).await
     }
+
+    /// Runs a write on a held connection; `RolledBack`, inside a transaction rolled back
+    /// whatever it answered, so the store's rules answer a dry run and nothing is kept.
+    async fn writing<T>(
+        &self,
+        writes: Writes,
+        work: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
+    ) -> StoreResult<T> {
+        match writes {
+            Writes::Kept => self.with_conn(work).await,
+            Writes::RolledBack => self.with_conn(async |c| rolled_back(c, work).await).await,
+        }
+    }
+}
+
+/// `work` in a transaction that ends in `ROLLBACK`, even when `work` failed (a failed statement
+/// leaves it aborted). Cancelled halfway, the connection is closed (see `held`), which rolls
+/// back too.
+async fn rolled_back<T>(
+    c: &mut PgConnection,
+    work: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
+) -> Result<T, sqlx::Error> {
+    sqlx::query("BEGIN").execute(traced(&mut *c)).await?;
+    let result = work(&mut *c).await;
+    sqlx::query("ROLLBACK").execute(traced(&mut *c)).await?;
+    result
 }
 
 /// sqlx's pool, opening connections to the host `hosts` chose. A connection opened before the

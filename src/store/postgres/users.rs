@@ -5,10 +5,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Row, postgres::PgRow};
 
-use super::{PgStore, classify, lift_limit, lists::Decode, restore_limit};
+use super::{PgStore, classify, gathered, lift_limit, lists::Decode, restore_limit};
 use crate::{
     core::{
-        storage::{NewUser, StoreResult, UserList, UserStore},
+        storage::{NewUser, StoreResult, UserList, UserStore, Writes},
         user::{User, UserFields, UserRef},
     },
     store::{lists, timed, with_import_budget},
@@ -41,7 +41,15 @@ pub(super) fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
 
 #[async_trait]
 impl UserStore for PgStore {
-    async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
+    async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User> {
+        if writes == Writes::RolledBack {
+            // Never gathered: a dry run's row must not share a real commit.
+            return timed(self.timeout, async {
+                let row = self.writing(writes, async |c| gathered::insert_one(c, tenant, user).await).await?;
+                user_from(row).map_err(classify)
+            })
+            .await;
+        }
         // Bounded inside: a row is either withdrawn in time or waited for (see gathered.rs).
         self.inserts.insert(tenant, user, self.timeout).await
     }
@@ -127,6 +135,7 @@ impl UserStore for PgStore {
         fields: &UserFields,
         expected_version: Option<i64>,
         now: DateTime<Utc>,
+        writes: Writes,
     ) -> StoreResult<Option<User>> {
         let sql = by_ref!(
             id,
@@ -135,7 +144,7 @@ impl UserStore for PgStore {
         );
         timed(self.timeout, async {
             let row = self
-                .with_conn(async |c| {
+                .writing(writes, async |c| {
                     bind_ref(sqlx::query(sql).bind(tenant), id)
                         .bind(fields.name.as_str())
                         .bind(fields.email.as_str())
@@ -152,11 +161,17 @@ impl UserStore for PgStore {
         .await
     }
 
-    async fn delete_user(&self, tenant: &str, id: UserRef, expected_version: Option<i64>) -> StoreResult<bool> {
+    async fn delete_user(
+        &self,
+        tenant: &str,
+        id: UserRef,
+        expected_version: Option<i64>,
+        writes: Writes,
+    ) -> StoreResult<bool> {
         let sql = by_ref!(id, "DELETE FROM users", " AND ($3::bigint IS NULL OR version = $3)");
         timed(self.timeout, async {
             let done = self
-                .with_conn(async |c| {
+                .writing(writes, async |c| {
                     bind_ref(sqlx::query(sql).bind(tenant), id).bind(expected_version).execute(traced(c)).await
                 })
                 .await?;

@@ -46,7 +46,26 @@ fn brownout_from(r: &PgRow) -> Result<Brownout, sqlx::Error> {
     })
 }
 
-fn activity_from(versions: &[PgRow], routes: &[PgRow], exposures: &[PgRow]) -> Result<Activity, sqlx::Error> {
+/// A row of `client_routes` or `client_dry_runs`.
+fn route_from(r: &PgRow) -> Result<RouteActivity, sqlx::Error> {
+    Ok(RouteActivity {
+        version: version(r.try_get("version")?).unwrap_or_default(),
+        tenant: r.try_get("tenant")?,
+        subject: r.try_get("subject")?,
+        method: r.try_get("method")?,
+        route: r.try_get("route")?,
+        requests: r.try_get::<i64, _>("requests")? as u64,
+        first_seen: r.try_get("first_seen")?,
+        last_seen: r.try_get("last_seen")?,
+    })
+}
+
+fn activity_from(
+    versions: &[PgRow],
+    routes: &[PgRow],
+    dry_runs: &[PgRow],
+    exposures: &[PgRow],
+) -> Result<Activity, sqlx::Error> {
     Ok(Activity {
         versions: versions
             .iter()
@@ -63,21 +82,8 @@ fn activity_from(versions: &[PgRow], routes: &[PgRow], exposures: &[PgRow]) -> R
                 })
             })
             .collect::<Result<_, sqlx::Error>>()?,
-        routes: routes
-            .iter()
-            .map(|r| {
-                Ok(RouteActivity {
-                    version: version(r.try_get(0)?).unwrap_or_default(),
-                    tenant: r.try_get(1)?,
-                    subject: r.try_get(2)?,
-                    method: r.try_get(3)?,
-                    route: r.try_get(4)?,
-                    requests: r.try_get::<i64, _>(5)? as u64,
-                    first_seen: r.try_get(6)?,
-                    last_seen: r.try_get(7)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()?,
+        routes: routes.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
+        dry_runs: dry_runs.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
         exposures: exposures
             .iter()
             .map(|r| {
@@ -124,25 +130,29 @@ impl WorkbenchStore for PgStore {
                     .execute(traced(&mut *tx))
                     .await?;
                 }
-                for row in &batch.routes {
-                    sqlx::query(
-                        "INSERT INTO client_routes (version, tenant, subject, method, route, requests, first_seen, \
+                // Requests and dry runs per operation have the same shape, in tables of their own.
+                for (table, rows) in [("client_routes", &batch.routes), ("client_dry_runs", &batch.dry_runs)] {
+                    let upsert = format!(
+                        "INSERT INTO {table} (version, tenant, subject, method, route, requests, first_seen, \
                          last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                          ON CONFLICT (version, tenant, subject, method, route) DO UPDATE SET \
-                         requests = client_routes.requests + EXCLUDED.requests, \
-                         first_seen = LEAST(client_routes.first_seen, EXCLUDED.first_seen), \
-                         last_seen = GREATEST(client_routes.last_seen, EXCLUDED.last_seen)",
-                    )
-                    .bind(i32::from(row.version))
-                    .bind(&row.tenant)
-                    .bind(&row.subject)
-                    .bind(&row.method)
-                    .bind(&row.route)
-                    .bind(row.requests as i64)
-                    .bind(row.first_seen)
-                    .bind(row.last_seen)
-                    .execute(traced(&mut *tx))
-                    .await?;
+                         requests = {table}.requests + EXCLUDED.requests, \
+                         first_seen = LEAST({table}.first_seen, EXCLUDED.first_seen), \
+                         last_seen = GREATEST({table}.last_seen, EXCLUDED.last_seen)"
+                    );
+                    for row in rows {
+                        sqlx::query(&upsert)
+                            .bind(i32::from(row.version))
+                            .bind(&row.tenant)
+                            .bind(&row.subject)
+                            .bind(&row.method)
+                            .bind(&row.route)
+                            .bind(row.requests as i64)
+                            .bind(row.first_seen)
+                            .bind(row.last_seen)
+                            .execute(traced(&mut *tx))
+                            .await?;
+                    }
                 }
                 for row in &batch.exposures {
                     sqlx::query(
@@ -175,7 +185,7 @@ impl WorkbenchStore for PgStore {
         // `$1 IS NULL`: every client; else the one named.
         const WHERE: &str = "WHERE ($1::text IS NULL OR (tenant = $1 AND subject = $2))";
         timed(self.timeout, async {
-            let (versions, routes, exposures) = self
+            let (versions, per_route, exposures) = self
                 .with_conn(async |c| {
                     let versions = sqlx::query(&format!(
                         "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, \
@@ -185,14 +195,18 @@ impl WorkbenchStore for PgStore {
                     .bind(subject)
                     .fetch_all(traced(&mut *c))
                     .await?;
-                    let routes = sqlx::query(&format!(
-                        "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
-                         FROM client_routes {WHERE} ORDER BY tenant, subject, version, route, method"
-                    ))
-                    .bind(tenant)
-                    .bind(subject)
-                    .fetch_all(traced(&mut *c))
-                    .await?;
+                    let mut per_route = Vec::new();
+                    for table in ["client_routes", "client_dry_runs"] {
+                        let rows = sqlx::query(&format!(
+                            "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
+                             FROM {table} {WHERE} ORDER BY tenant, subject, version, route, method"
+                        ))
+                        .bind(tenant)
+                        .bind(subject)
+                        .fetch_all(traced(&mut *c))
+                        .await?;
+                        per_route.push(rows);
+                    }
                     let exposures = sqlx::query(&format!(
                         "SELECT version, tenant, subject, method, route, change, requests, last_seen \
                          FROM client_exposures {WHERE} ORDER BY tenant, subject, version, route, method, change"
@@ -201,10 +215,10 @@ impl WorkbenchStore for PgStore {
                     .bind(subject)
                     .fetch_all(traced(&mut *c))
                     .await?;
-                    Ok((versions, routes, exposures))
+                    Ok((versions, per_route, exposures))
                 })
                 .await?;
-            activity_from(&versions, &routes, &exposures).map_err(classify)
+            activity_from(&versions, &per_route[0], &per_route[1], &exposures).map_err(classify)
         })
         .await
     }

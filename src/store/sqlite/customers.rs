@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult},
+    core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult, Writes},
     core::{
         customer::Customer,
         idempotency::IdempotencyRecord,
@@ -95,8 +95,9 @@ impl CustomerStore for SqliteStore {
         id: Uuid,
         created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
+        writes: Writes,
     ) -> StoreResult<Box<dyn ImportWriter>> {
-        Ok(Box::new(self.begin(tenant, id, created_at, idempotency).await?))
+        Ok(Box::new(self.begin(tenant, id, created_at, idempotency, writes).await?))
     }
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {

@@ -22,7 +22,7 @@ use crate::{
         customer::NewCustomer,
         idempotency::IdempotencyRecord,
         import::ImportReport,
-        storage::{Constraint, ImportWriter, StoreError, StoreResult},
+        storage::{Constraint, ImportWriter, StoreError, StoreResult, Writes},
     },
     store::{timed, with_import_budget},
 };
@@ -38,6 +38,8 @@ pub(super) struct SqliteImport {
     created_at: DateTime<Utc>,
     idempotency: Option<IdempotencyRecord>,
     budget: Duration,
+    /// Whether the commit keeps the import, or rolls it back having done all of it.
+    writes: Writes,
     committed: bool,
 }
 
@@ -48,6 +50,7 @@ impl SqliteStore {
         id: Uuid,
         created_at: DateTime<Utc>,
         idempotency: Option<&IdempotencyRecord>,
+        writes: Writes,
     ) -> StoreResult<SqliteImport> {
         let budget = with_import_budget(self.timeout);
         let slot = self.imports.take(self.timeout).await?;
@@ -82,6 +85,7 @@ impl SqliteStore {
                 created_at,
                 idempotency: idempotency.cloned(),
                 budget,
+                writes,
                 committed: false,
             })
         })
@@ -204,7 +208,10 @@ impl ImportWriter for SqliteImport {
             .execute(traced(&mut *tx))
             .await
             .map_err(classify)?;
-            tx.commit().await.map_err(classify)?;
+            match this.writes {
+                Writes::Kept => tx.commit().await.map_err(classify)?,
+                Writes::RolledBack => tx.rollback().await.map_err(classify)?,
+            }
             this.committed = true;
             for table in ["temp.import_lines", "temp.import_rows"] {
                 if sqlx::query(&format!("DROP TABLE {table}")).execute(traced(&mut *this.conn)).await.is_err() {

@@ -6,7 +6,7 @@ use std::{str::FromStr, time::Duration};
 
 use async_trait::async_trait;
 use sqlx::{
-    SqlitePool,
+    SqliteConnection, SqlitePool,
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
@@ -15,7 +15,7 @@ use super::{
     query::{Dialect, ListSql, SqlValue},
     timed,
 };
-use crate::core::storage::{Constraint, Store, StoreError, StoreResult};
+use crate::core::storage::{Constraint, Store, StoreError, StoreResult, Writes};
 
 type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
@@ -72,6 +72,26 @@ impl SqliteStore {
             migrator.run(&pool).await?;
         }
         Ok(Self { pool, timeout, imports: super::ImportSlots::of_pool(POOL_SIZE) })
+    }
+}
+
+impl SqliteStore {
+    /// Runs a write on a pooled connection; `RolledBack`, inside a transaction rolled back
+    /// whatever it answered, so the store's rules answer a dry run and nothing is kept.
+    async fn writing<T>(
+        &self,
+        writes: Writes,
+        work: impl AsyncFnOnce(&mut SqliteConnection) -> Result<T, sqlx::Error>,
+    ) -> StoreResult<T> {
+        match writes {
+            Writes::Kept => work(&mut *self.pool.acquire().await.map_err(classify)?).await.map_err(classify),
+            Writes::RolledBack => {
+                let mut tx = self.pool.begin().await.map_err(classify)?;
+                let result = work(&mut tx).await;
+                tx.rollback().await.map_err(classify)?;
+                result.map_err(classify)
+            }
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::{Query, SqliteStore, bind_all, classify, read_total};
 use crate::{
     core::{
-        storage::{NewUser, StoreResult, UserList, UserStore},
+        storage::{NewUser, StoreResult, UserList, UserStore, Writes},
         user::{User, UserFields, UserRef},
     },
     store::{lists, query::Dialect, timed, with_import_budget},
@@ -52,7 +52,7 @@ fn user_from(row: SqliteRow) -> Result<User, sqlx::Error> {
 
 #[async_trait]
 impl UserStore for SqliteStore {
-    async fn insert_user(&self, tenant: &str, user: &NewUser) -> StoreResult<User> {
+    async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User> {
         let sql = concat!(
             "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
             "idempotency_scope, idempotency_fingerprint) ",
@@ -60,19 +60,22 @@ impl UserStore for SqliteStore {
             user_columns!()
         );
         timed(self.timeout, async {
-            let row = sqlx::query(sql)
-                .bind(user.uuid.to_string())
-                .bind(tenant)
-                .bind(user.fields.name.as_str())
-                .bind(user.fields.email.as_str())
-                .bind(user.fields.email.key())
-                .bind(user.fields.age.map(|a| a.get()))
-                .bind(user.now.timestamp())
-                .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
-                .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-                .fetch_one(traced(&self.pool))
-                .await
-                .map_err(classify)?;
+            let row = self
+                .writing(writes, async |c| {
+                    sqlx::query(sql)
+                        .bind(user.uuid.to_string())
+                        .bind(tenant)
+                        .bind(user.fields.name.as_str())
+                        .bind(user.fields.email.as_str())
+                        .bind(user.fields.email.key())
+                        .bind(user.fields.age.map(|a| a.get()))
+                        .bind(user.now.timestamp())
+                        .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
+                        .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
+                        .fetch_one(traced(c))
+                        .await
+                })
+                .await?;
             user_from(row).map_err(classify)
         })
         .await
@@ -157,6 +160,7 @@ impl UserStore for SqliteStore {
         fields: &UserFields,
         expected_version: Option<i64>,
         now: DateTime<Utc>,
+        writes: Writes,
     ) -> StoreResult<Option<User>> {
         let sql = by_ref!(
             id,
@@ -164,29 +168,38 @@ impl UserStore for SqliteStore {
             concat!(" AND (?8 IS NULL OR version = ?8) RETURNING ", user_columns!())
         );
         timed(self.timeout, async {
-            let row = bind_ref(sqlx::query(sql).bind(tenant), id)
-                .bind(fields.name.as_str())
-                .bind(fields.email.as_str())
-                .bind(fields.email.key())
-                .bind(fields.age.map(|a| a.get()))
-                .bind(now.timestamp())
-                .bind(expected_version)
-                .fetch_optional(traced(&self.pool))
-                .await
-                .map_err(classify)?;
+            let row = self
+                .writing(writes, async |c| {
+                    bind_ref(sqlx::query(sql).bind(tenant), id)
+                        .bind(fields.name.as_str())
+                        .bind(fields.email.as_str())
+                        .bind(fields.email.key())
+                        .bind(fields.age.map(|a| a.get()))
+                        .bind(now.timestamp())
+                        .bind(expected_version)
+                        .fetch_optional(traced(c))
+                        .await
+                })
+                .await?;
             row.map(user_from).transpose().map_err(classify)
         })
         .await
     }
 
-    async fn delete_user(&self, tenant: &str, id: UserRef, expected_version: Option<i64>) -> StoreResult<bool> {
+    async fn delete_user(
+        &self,
+        tenant: &str,
+        id: UserRef,
+        expected_version: Option<i64>,
+        writes: Writes,
+    ) -> StoreResult<bool> {
         let sql = by_ref!(id, "DELETE FROM users", " AND (?3 IS NULL OR version = ?3)");
         timed(self.timeout, async {
-            let done = bind_ref(sqlx::query(sql).bind(tenant), id)
-                .bind(expected_version)
-                .execute(traced(&self.pool))
-                .await
-                .map_err(classify)?;
+            let done = self
+                .writing(writes, async |c| {
+                    bind_ref(sqlx::query(sql).bind(tenant), id).bind(expected_version).execute(traced(c)).await
+                })
+                .await?;
             Ok(done.rows_affected() > 0)
         })
         .await

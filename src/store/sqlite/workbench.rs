@@ -47,6 +47,20 @@ async fn insert_audit(c: &mut SqliteConnection, audit: &AuditEntry) -> Result<()
         .map(|_| ())
 }
 
+/// A row of `client_routes` or `client_dry_runs`.
+fn route_from(r: &SqliteRow) -> Result<RouteActivity, sqlx::Error> {
+    Ok(RouteActivity {
+        version: version(r.try_get("version")?).unwrap_or_default(),
+        tenant: r.try_get("tenant")?,
+        subject: r.try_get("subject")?,
+        method: r.try_get("method")?,
+        route: r.try_get("route")?,
+        requests: r.try_get::<i64, _>("requests")? as u64,
+        first_seen: time(r.try_get("first_seen")?)?,
+        last_seen: time(r.try_get("last_seen")?)?,
+    })
+}
+
 fn brownout_from(r: &SqliteRow) -> Result<Brownout, sqlx::Error> {
     let id: String = r.try_get(0)?;
     Ok(Brownout {
@@ -90,24 +104,28 @@ impl WorkbenchStore for SqliteStore {
                     .await
                     .map_err(classify)?;
             }
-            for row in &batch.routes {
-                sqlx::query(
-                    "INSERT INTO client_routes (version, tenant, subject, method, route, requests, first_seen, last_seen) \
+            // Requests and dry runs per operation have the same shape, in tables of their own.
+            for (table, rows) in [("client_routes", &batch.routes), ("client_dry_runs", &batch.dry_runs)] {
+                let upsert = format!(
+                    "INSERT INTO {table} (version, tenant, subject, method, route, requests, first_seen, last_seen) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (version, tenant, subject, method, route) \
                      DO UPDATE SET requests = requests + excluded.requests, \
-                     first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)",
-                )
-                .bind(i64::from(row.version))
-                .bind(&row.tenant)
-                .bind(&row.subject)
-                .bind(&row.method)
-                .bind(&row.route)
-                .bind(row.requests as i64)
-                .bind(row.first_seen.timestamp())
-                .bind(row.last_seen.timestamp())
-                .execute(traced(&mut *tx))
-                .await
-                .map_err(classify)?;
+                     first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)"
+                );
+                for row in rows {
+                    sqlx::query(&upsert)
+                        .bind(i64::from(row.version))
+                        .bind(&row.tenant)
+                        .bind(&row.subject)
+                        .bind(&row.method)
+                        .bind(&row.route)
+                        .bind(row.requests as i64)
+                        .bind(row.first_seen.timestamp())
+                        .bind(row.last_seen.timestamp())
+                        .execute(traced(&mut *tx))
+                        .await
+                        .map_err(classify)?;
+                }
             }
             for row in &batch.exposures {
                 sqlx::query(
@@ -147,15 +165,20 @@ impl WorkbenchStore for SqliteStore {
             .fetch_all(traced(&mut *c))
             .await
             .map_err(classify)?;
-            let routes = sqlx::query(&format!(
-                "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
-                 FROM client_routes {WHERE} ORDER BY tenant, subject, version, route, method"
-            ))
-            .bind(tenant)
-            .bind(subject)
-            .fetch_all(traced(&mut *c))
-            .await
-            .map_err(classify)?;
+            let mut per_route = Vec::new();
+            for table in ["client_routes", "client_dry_runs"] {
+                let rows = sqlx::query(&format!(
+                    "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
+                     FROM {table} {WHERE} ORDER BY tenant, subject, version, route, method"
+                ))
+                .bind(tenant)
+                .bind(subject)
+                .fetch_all(traced(&mut *c))
+                .await
+                .map_err(classify)?;
+                per_route.push(rows);
+            }
+            let (routes, dry_runs) = (&per_route[0], &per_route[1]);
             let exposures = sqlx::query(&format!(
                 "SELECT version, tenant, subject, method, route, change, requests, last_seen \
                  FROM client_exposures {WHERE} ORDER BY tenant, subject, version, route, method, change"
@@ -182,21 +205,8 @@ impl WorkbenchStore for SqliteStore {
                             })
                         })
                         .collect::<Result<_, sqlx::Error>>()?,
-                    routes: routes
-                        .iter()
-                        .map(|r| {
-                            Ok(RouteActivity {
-                                version: version(r.try_get(0)?).unwrap_or_default(),
-                                tenant: r.try_get(1)?,
-                                subject: r.try_get(2)?,
-                                method: r.try_get(3)?,
-                                route: r.try_get(4)?,
-                                requests: r.try_get::<i64, _>(5)? as u64,
-                                first_seen: time(r.try_get(6)?)?,
-                                last_seen: time(r.try_get(7)?)?,
-                            })
-                        })
-                        .collect::<Result<_, sqlx::Error>>()?,
+                    routes: routes.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
+                    dry_runs: dry_runs.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
                     exposures: exposures
                         .iter()
                         .map(|r| {
