@@ -19,6 +19,7 @@ crate::scenarios![
     bad_values_are_400_and_false_is_an_ordinary_request,
     routes_outside_the_versions_refuse_a_dry_run,
     dry_runs_are_counted_apart_from_usage_and_requests,
+    dry_runs_count_against_the_rate_limit,
     a_dry_run_racing_real_writes_never_blocks_or_breaks_them;
     postgres only:
     dry_runs_under_keyed_load_leave_no_row_and_no_key;
@@ -375,6 +376,24 @@ async fn dry_runs_are_counted_apart_from_usage_and_requests(backend: Backend) {
         "{metrics}"
     );
     assert!(!metrics.contains("method=\"POST\",status=\"201\"} "), "no real POST was counted: {metrics}");
+    assert_eq!(app.user_count().await, 0);
+}
+
+async fn dry_runs_count_against_the_rate_limit(backend: Backend) {
+    let app = backend.spawn_with(|s| s.http.rate_limit = 5).await;
+    let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
+    let mut statuses = Vec::new();
+    // A burst allows twice the rate: the bucket empties within twelve tries however fast.
+    for _ in 0..12 {
+        let dry = send(app.request(Method::POST, "/api/v2/users").header(DRY.0, DRY.1).json(&body)).await;
+        statuses.push(dry.status);
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+    let refused = send(app.request(Method::POST, "/api/v2/users").header(DRY.0, DRY.1).json(&body)).await;
+    refused.assert_status(429);
+    assert_eq!(refused.header(DRY.0), Some("true"));
+    assert_eq!(app.get("/api/v2/users").await.status, 429, "the dry runs spent the caller's own budget");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
     assert_eq!(app.user_count().await, 0);
 }
 
