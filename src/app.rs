@@ -14,7 +14,7 @@ use crate::{
     admin::{
         self,
         document::{self, Describe},
-        migration, workbench,
+        guide, migration, workbench,
     },
     dispatch::Version,
     http::{
@@ -78,6 +78,12 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard), Some(d::get_admin_dashboard))]),
         fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine), Some(d::get_api_migration))]),
         fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone), Some(d::get_admin_migration))]),
+        fixed("/api/migration/guide", Client, vec![(M::GET, boxed(guide::mine), Some(d::get_api_migration_guide))]),
+        fixed(
+            "/admin/migration/guide",
+            Admin,
+            vec![(M::GET, boxed(guide::anyones), Some(d::get_admin_migration_guide))],
+        ),
         fixed("/admin/tenants", Admin, vec![(M::GET, boxed(workbench::list_pins), Some(d::get_admin_tenants))]),
         fixed(
             "/admin/tenants/:tenant/default-version",

@@ -61,20 +61,24 @@ fn brownout() -> Value {
 /// A client's record for the version that retires first, and the one after it.
 fn record(version: u16, successor: u16) -> Value {
     let route = object(
-        json!({"method": string(), "route": string(), "requests": {"type": "integer"}, "firstSeen": time(),
-               "lastSeen": time(), "successor": nullable(string()),
+        json!({"method": string(), "route": string(), "requests": {"type": "integer"}, "firstSeen": nullable(time()),
+               "lastSeen": nullable(time()), "successor": nullable(string()),
                "changes": {"type": "array", "items": string()},
                "exposures": {"type": "array", "items": object(
-                   json!({"change": string(), "requests": {"type": "integer"}, "lastSeen": time()}),
-                   &["change", "requests", "lastSeen"])}}),
-        &["method", "route", "requests", "firstSeen", "lastSeen", "successor", "changes", "exposures"],
+                   json!({"change": string(), "requests": {"type": "integer"}, "lastSeen": time(),
+                          "details": details()}),
+                   &["change", "requests", "lastSeen", "details"])},
+               "dryRuns": {"type": "array", "items": object(
+                   json!({"version": {"type": "integer"}, "requests": {"type": "integer"}, "lastSeen": time()}),
+                   &["version", "requests", "lastSeen"])}}),
+        &["method", "route", "requests", "firstSeen", "lastSeen", "successor", "changes", "exposures", "dryRuns"],
     );
     let (old, new) = (format!("lastV{version}Request"), format!("lastV{successor}Request"));
     let mut properties = json!({
         "tenant": string(), "subject": string(), "version": {"type": "integer"},
         "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
         "deprecatedAt": nullable(time()), "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
-        "lastRehearsal": nullable(time()), "brownoutRefusals": {"type": "integer"},
+        "lastRehearsal": nullable(time()), "lastDryRun": nullable(time()), "brownoutRefusals": {"type": "integer"},
         "routes": {"type": "array", "items": route},
     });
     properties[&old] = nullable(time());
@@ -90,10 +94,53 @@ fn record(version: u16, successor: u16) -> Value {
         &old,
         &new,
         "lastRehearsal",
+        "lastDryRun",
         "brownoutRefusals",
         "routes",
     ];
     object(properties, &required)
+}
+
+/// What met an exposure: a parameter, a body field's pointer, a missing field.
+fn details() -> Value {
+    json!({"type": "array", "maxItems": 20, "items": object(
+        json!({"detail": string(), "requests": {"type": "integer"}, "lastSeen": time()}),
+        &["detail", "requests", "lastSeen"])})
+}
+
+/// A client's migration guide, as JSON.
+fn guide() -> Value {
+    let change = |extra: Value, required: &[&str]| {
+        let mut properties = json!({"change": string(), "title": string(), "instruction": string()});
+        if let (Some(p), Some(e)) = (properties.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        object(properties, required)
+    };
+    let route = object(
+        json!({"method": string(), "route": string(), "requests": {"type": "integer"},
+               "successor": nullable(object(json!({"method": string(), "path": string()}), &["method", "path"])),
+               "mustChange": {"type": "array", "items": change(
+                   json!({"requests": {"type": "integer"}, "details": details()}),
+                   &["change", "title", "instruction", "requests", "details"])},
+               "mustRead": {"type": "array", "items": change(json!({}), &["change", "title", "instruction"])}}),
+        &["method", "route", "requests", "successor", "mustChange", "mustRead"],
+    );
+    object(
+        json!({"tenant": string(), "subject": string(), "from": {"type": "integer"}, "to": {"type": "integer"},
+               "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
+               "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})), "nextStep": string(),
+               "routes": {"type": "array", "items": route}}),
+        &["tenant", "subject", "from", "to", "status", "sunsetAt", "daysLeft", "nextStep", "routes"],
+    )
+}
+
+/// The guide's three forms.
+fn guide_answer() -> Value {
+    json!({"description": "The guide", "content": {
+        "application/json": {"schema": guide()},
+        "text/markdown": {"schema": string()},
+        "text/html": {"schema": string()}}})
 }
 
 fn json_body(schema: Value) -> Value {
@@ -189,6 +236,25 @@ pub fn get_api_migration(c: &Context) -> Value {
     json!({"summary": "The caller's own migration record (any valid token).", "tags": ["migration"],
     "parameters": [version_query("The retiring version; default: the oldest with an announced deprecation.")],
     "responses": {"200": answer("The record", Some(record(c.version, c.successor))), "400": validation()}})
+}
+
+/// `GET /api/migration/guide`.
+pub fn get_api_migration_guide(_: &Context) -> Value {
+    json!({"summary": "The caller's own migration guide, from its own traffic: JSON, markdown or HTML by Accept.",
+    "tags": ["migration"],
+    "parameters": [version_query("The retiring version; default: the oldest that has a successor.")],
+    "responses": {"200": guide_answer(), "400": validation(), "406": answer("Neither JSON, markdown nor HTML accepted", None)}})
+}
+
+/// `GET /admin/migration/guide`.
+pub fn get_admin_migration_guide(_: &Context) -> Value {
+    json!({"summary": "Any client's migration guide: JSON, markdown or HTML by Accept.",
+    "tags": ["migration"],
+    "parameters": [version_query("The retiring version; default: the oldest that has a successor."),
+        {"name": "tenant", "in": "query", "required": true, "schema": {"type": "string"}},
+        {"name": "subject", "in": "query", "required": true, "schema": {"type": "string"}}],
+    "responses": {"200": guide_answer(), "400": validation(), "404": answer("A client never seen on the version", None),
+        "406": answer("Neither JSON, markdown nor HTML accepted", None)}})
 }
 
 /// `GET /admin/migration`.

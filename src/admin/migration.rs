@@ -67,8 +67,9 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
                 "lastSeen": route.last_seen.map(stamp),
                 "successor": state.dispatch.successor(version, Some(&route.route), None),
                 "changes": state.dispatch.changes_touching(version, &route.method, &route.route),
-                "exposures": route.exposures.iter().map(|(change, requests, last)| {
-                    json!({"change": change, "requests": requests, "lastSeen": stamp(*last)})
+                "exposures": route.exposures.iter().map(|e| {
+                    json!({"change": e.change, "requests": e.requests, "lastSeen": stamp(e.last_seen),
+                           "details": details_json(&e.details)})
                 }).collect::<Vec<_>>(),
                 "dryRuns": route.dry_runs.iter().map(|(version, requests, last)| {
                     json!({"version": version, "requests": requests, "lastSeen": stamp(*last)})
@@ -91,6 +92,14 @@ fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor:
     body.insert("brownoutRefusals".into(), json!(record.refusals));
     body.insert("routes".into(), Value::Array(routes));
     Value::Object(body)
+}
+
+/// What met an exposure, as the record and the guide list it.
+pub fn details_json(details: &[(String, u64, DateTime<Utc>)]) -> Vec<Value> {
+    details
+        .iter()
+        .map(|(detail, requests, last)| json!({"detail": detail, "requests": requests, "lastSeen": stamp(*last)}))
+        .collect()
 }
 
 /// Calls routes that a breaking change touches.
@@ -165,7 +174,8 @@ fn csv_response(state: &AppState, records: &[ClientRecord], version: u16) -> Res
             .routes
             .iter()
             .map(|route| {
-                let exposures: Vec<String> = route.exposures.iter().map(|(c, n, _)| format!("{c}:{n}")).collect();
+                let exposures: Vec<String> =
+                    route.exposures.iter().map(|e| format!("{}:{}", e.change, e.requests)).collect();
                 [
                     record.tenant.clone(),
                     record.subject.clone(),

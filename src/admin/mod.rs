@@ -3,6 +3,8 @@
 //! across instances.
 
 pub mod document;
+pub mod guide;
+mod guide_text;
 pub mod migration;
 pub mod workbench;
 

@@ -20,6 +20,7 @@ pub fn catalogue(changes: &[Change], older: &[(Arc<str>, Method)]) -> String {
                 ("id", json!(c.id)),
                 ("title", json!(c.title)),
                 ("description", json!(c.description)),
+                ("instruction", json!(c.instruction)),
                 ("routes", json!(c.operations(older))),
                 ("kind", json!(c.kind)),
             ];
@@ -43,9 +44,11 @@ fn compact(value: &serde_json::Value) -> String {
 
 /// The markdown table of the changes from `older` to `newer`.
 pub fn changelog_table(changes: &[Change], older: u16, newer: u16) -> String {
-    let mut table = format!("| | v{older} | v{newer} |\n|---|---|---|\n");
+    let mut table = format!("| | v{older} | v{newer} | what to do |\n|---|---|---|---|\n");
     for change in changes {
-        table.push_str(&format!("| {} | {} | {} |\n", change.title, change.before, change.after));
+        // Cells are markdown as declared (a `|` in one is written `\|` there).
+        let row = [change.title, change.before, change.after, change.instruction];
+        table.push_str(&format!("| {} |\n", row.join(" | ")));
     }
     table
 }
@@ -53,7 +56,7 @@ pub fn changelog_table(changes: &[Change], older: u16, newer: u16) -> String {
 /// `changelog` with its table of changes from `older` to `newer` (the lines from its header row
 /// to the next blank line) replaced by `table`.
 pub fn with_table(changelog: &str, table: &str, older: u16, newer: u16) -> Option<String> {
-    let start = changelog.find(&format!("\n| | v{older} | v{newer} |\n"))? + 1;
+    let start = changelog.find(&format!("\n| | v{older} | v{newer} |"))? + 1;
     let end = changelog[start..].find("\n\n").map_or(changelog.len(), |e| start + e + 1);
     Some(format!("{}{table}{}", &changelog[..start], &changelog[end..]))
 }
@@ -71,6 +74,7 @@ mod tests {
             kind: ChangeKind::FieldRenamed,
             title: "a",
             description: "A is B.",
+            instruction: "Send b.",
             touches: Touches::Only(TOUCHED),
             before: "`a`",
             after: "`b`",
@@ -81,11 +85,11 @@ mod tests {
                 &changes,
                 &[("/x".into(), Method::GET), ("/x/{id}".into(), Method::PUT), ("/y".into(), Method::GET)]
             ),
-            "[\n  {\n    \"id\": \"a-b\",\n    \"title\": \"a\",\n    \"description\": \"A is B.\",\n    \
+            "[\n  {\n    \"id\": \"a-b\",\n    \"title\": \"a\",\n    \"description\": \"A is B.\",\n    \"instruction\": \"Send b.\",\n    \
              \"routes\": [\"GET /x\", \"PUT /x/{id}\"],\n    \"kind\": \"field-renamed\"\n  }\n]\n"
         );
         let table = changelog_table(&changes, 0, 1);
-        assert_eq!(table, "| | v0 | v1 |\n|---|---|---|\n| a | `a` | `b` |\n");
+        assert_eq!(table, "| | v0 | v1 | what to do |\n|---|---|---|---|\n| a | `a` | `b` | Send b. |\n");
         let log = "# x\n\n| | v0 | v1 |\n|---|---|---|\n| old | a | b |\n\nafter\n";
         assert_eq!(with_table(log, &table, 0, 1).unwrap(), format!("# x\n\n{table}\nafter\n"));
         assert_eq!(with_table("no table", &table, 0, 1), None);

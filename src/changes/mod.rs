@@ -105,6 +105,9 @@ pub struct Change {
     pub kind: ChangeKind,
     pub title: &'static str,
     pub description: &'static str,
+    /// What a client does about it, in one or two sentences: the migration guide and the
+    /// catalogue show it.
+    pub instruction: &'static str,
     pub touches: Touches,
     /// The CHANGELOG row: how the older version does it, and the newer one.
     pub before: &'static str,
@@ -130,6 +133,12 @@ impl Serving {
 }
 
 impl Change {
+    /// Whether it only alters what the answer looks like: every caller of its routes meets it
+    /// alike, by reading the answer differently (never counted as an exposure).
+    pub fn only_reshapes_answers(&self) -> bool {
+        self.serving.request.is_none() && (self.serving.response.is_some() || self.serving.errors.is_some())
+    }
+
     /// Whether the change touches `method` on `template` of the older version.
     pub fn touches(&self, method: &str, template: &str) -> bool {
         match self.touches {
@@ -151,6 +160,7 @@ pub fn check(changes: &[Change], older: &RouteTable, newer: &RouteTable, number:
     let mut ids = Vec::new();
     for change in changes {
         anyhow::ensure!(!change.id.is_empty(), "a change of v{number} has no id");
+        anyhow::ensure!(!change.instruction.is_empty(), "the change `{}` of v{number} has no instruction", change.id);
         anyhow::ensure!(!ids.contains(&change.id), "v{number} declares the change `{}` twice", change.id);
         ids.push(change.id);
         if let Touches::Only(operations) = change.touches {
@@ -196,6 +206,7 @@ mod tests {
             kind: ChangeKind::BehaviourChanged,
             title: "t",
             description: "d",
+            instruction: "i",
             touches,
             before: "b",
             after: "a",

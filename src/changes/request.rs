@@ -22,6 +22,8 @@ pub struct OlderRequest<'a> {
     pub policy: &'a mut BodyPolicy,
     /// The strictest user rules' reading of `body`, once a change asked for it.
     strictest: Option<Vec<FieldError>>,
+    /// What in the request met the change whose migration runs now ([`OlderRequest::met_by`]).
+    details: Vec<String>,
 }
 
 impl<'a> OlderRequest<'a> {
@@ -32,7 +34,30 @@ impl<'a> OlderRequest<'a> {
         body: Option<Value>,
         policy: &'a mut BodyPolicy,
     ) -> Self {
-        Self { operation, query, headers, body, body_changed: false, policy, strictest: None }
+        Self { operation, query, headers, body, body_changed: false, policy, strictest: None, details: Vec::new() }
+    }
+
+    /// Notes what in the request met the change: a parameter (`sortBy=name`, with its value
+    /// only when the API defines the values), a body field's pointer (`/role`), a missing field
+    /// (`/age missing`), a header's name. Never a value the client chose freely: the migration
+    /// workbench keeps these per client (README "Your migration guide").
+    pub fn met_by(&mut self, detail: impl Into<String>) {
+        self.details.push(detail.into());
+    }
+
+    /// A body field's pointer as a detail: the field's name when it reads as one, else a
+    /// placeholder (a client may send any key; the workbench keeps none it cannot vouch for).
+    pub fn met_by_field(&mut self, pointer: &str) {
+        let name = pointer.strip_prefix('/').unwrap_or(pointer);
+        let plain = !name.is_empty()
+            && name.len() <= 64
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        self.met_by(if plain { format!("/{name}") } else { "/(unnamed field)".to_string() });
+    }
+
+    /// The details noted since the last call.
+    pub fn take_details(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.details)
     }
 
     /// The JSON body, when the request has one that parses.

@@ -30,7 +30,14 @@ use crate::{
 
 /// The changes of the version behind the one a request was sent to that the request met.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Exposures(pub Vec<&'static str>);
+pub struct Exposures(pub Vec<Met>);
+
+/// One change a request met, and what in the request met it (README "Your migration guide").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Met {
+    pub change: &'static str,
+    pub details: Vec<String>,
+}
 
 /// One older version served through the next.
 pub struct Through {
@@ -95,11 +102,13 @@ impl Through {
             let mut older = OlderRequest::new(operation, pairs, req.headers_mut(), body, &mut policy);
             for change in touching {
                 let Some(migrate) = change.serving.request else { continue };
-                match migrate(&mut older) {
-                    Ok(true) => met.push(change.id),
+                let result = migrate(&mut older);
+                let details = older.take_details();
+                match result {
+                    Ok(true) => met.push(Met { change: change.id, details }),
                     Ok(false) => {}
                     Err(err) => {
-                        met.push(change.id);
+                        met.push(Met { change: change.id, details });
                         let mut err: poem::Error = err.into();
                         err.set_data(Exposures(met));
                         return Err(err);

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::core::{
     CoreError,
     fields::{FieldError, Rule},
-    storage::{Activity, AuditEntry, Brownout, Pin, Store},
+    storage::{Activity, AuditEntry, Brownout, ExposureActivity, MAX_DETAILS, Pin, Store},
 };
 
 /// How long a client must have sent only rehearsals to the retiring version to be done.
@@ -68,10 +68,20 @@ pub struct RouteRecord {
     pub requests: u64,
     pub first_seen: Option<DateTime<Utc>>,
     pub last_seen: Option<DateTime<Utc>>,
-    /// Changes of the successor its requests met: (change, requests, last seen).
-    pub exposures: Vec<(String, u64, DateTime<Utc>)>,
+    /// Changes of the successor its requests met, most met first.
+    pub exposures: Vec<ExposureRecord>,
     /// Dry runs per version: (version, dry runs, last seen).
     pub dry_runs: Vec<(u16, u64, DateTime<Utc>)>,
+}
+
+/// A change of the successor a client's requests on one route met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExposureRecord {
+    pub change: String,
+    pub requests: u64,
+    pub last_seen: DateTime<Utc>,
+    /// What in the requests met it: (detail, requests, last seen), most requests first.
+    pub details: Vec<(String, u64, DateTime<Utc>)>,
 }
 
 /// One client's migration from `version` to `successor`.
@@ -293,6 +303,23 @@ impl Workbench {
     }
 }
 
+/// What met one exposure, most requests first, at most `MAX_DETAILS`.
+fn details_of(activity: &Activity, exposure: &ExposureActivity) -> Vec<(String, u64, DateTime<Utc>)> {
+    let e = exposure;
+    let mut details: Vec<_> = activity
+        .details
+        .iter()
+        .filter(|d| {
+            (d.version, &d.tenant, &d.subject, &d.method, &d.route, &d.change)
+                == (e.version, &e.tenant, &e.subject, &e.method, &e.route, &e.change)
+        })
+        .map(|d| (d.detail.clone(), d.requests, d.last_seen))
+        .collect();
+    details.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    details.truncate(MAX_DETAILS);
+    details
+}
+
 /// The records of every client seen on `version` (or of `only`, seen or not).
 fn build_records(
     activity: &Activity,
@@ -341,7 +368,12 @@ fn build_records(
                         && (&e.tenant, &e.subject, &e.method, &e.route)
                             == (&row.tenant, &row.subject, &row.method, &row.route)
                 })
-                .map(|e| (e.change.clone(), e.requests, e.last_seen))
+                .map(|e| ExposureRecord {
+                    change: e.change.clone(),
+                    requests: e.requests,
+                    last_seen: e.last_seen,
+                    details: details_of(activity, e),
+                })
                 .collect();
             record.routes.push(RouteRecord {
                 method: row.method.clone(),

@@ -166,6 +166,11 @@ impl Dispatch {
         self.entry(version)?.catalogue.as_deref()
     }
 
+    /// The changes from `version` to the version that follows it, as declared.
+    pub fn changes_to_successor(&self, version: u16) -> &'static [Change] {
+        self.entry(version).map_or(&[], |e| e.changes)
+    }
+
     /// The changes in the next version that touch `method` on `template` of `version`.
     pub fn changes_touching(&self, version: u16, method: &str, template: &str) -> Vec<&'static str> {
         let changes = self.entry(version).map_or(&[][..], |e| e.changes);

@@ -6,7 +6,12 @@ use std::{collections::HashMap, sync::Arc, sync::Mutex};
 
 use chrono::{DateTime, Utc};
 
-use crate::core::storage::{Activity, ExposureActivity, RouteActivity, Store, StoreError, VersionActivity};
+use crate::{
+    changes::through::Met,
+    core::storage::{
+        Activity, DetailActivity, ExposureActivity, MAX_DETAILS, RouteActivity, Store, StoreError, VersionActivity,
+    },
+};
 
 /// How a request ended, as the workbench tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +32,8 @@ pub struct Seen<'a> {
     pub outcome: Outcome,
     /// Method and route template, for versions a newer one follows (their routes are tracked).
     pub operation: Option<(&'static str, &'a Arc<str>)>,
-    /// The successor's changes this request met.
-    pub exposures: &'a [&'static str],
+    /// The successor's changes this request met, with what met each.
+    pub exposures: &'a [Met],
     pub at: DateTime<Utc>,
 }
 
@@ -42,6 +47,7 @@ struct Buffer {
     /// Dry runs per operation of any version, apart from everything else.
     dry_runs: HashMap<Operation, RouteActivity>,
     exposures: HashMap<(Operation, &'static str), ExposureActivity>,
+    details: HashMap<(Operation, &'static str, String), DetailActivity>,
 }
 
 #[derive(Default)]
@@ -86,7 +92,11 @@ impl ActivityRecorder {
         let operation = (version, tenant.clone(), subject.clone(), method, route.clone());
         let cell = buffer.routes.entry(operation.clone()).or_insert_with(|| operation_cell(&operation, at));
         count_operation(cell, at);
-        for change in seen.exposures {
+        for Met { change, details } in seen.exposures {
+            let change = *change;
+            for detail in details {
+                count_detail(&mut buffer, &operation, change, detail, at);
+            }
             let cell = buffer.exposures.entry((operation.clone(), change)).or_insert_with(|| ExposureActivity {
                 version,
                 tenant: tenant.to_string(),
@@ -120,7 +130,11 @@ impl ActivityRecorder {
 
     pub fn pending(&self) -> usize {
         let buffer = self.buffer.lock().expect("activity buffer");
-        buffer.versions.len() + buffer.routes.len() + buffer.dry_runs.len() + buffer.exposures.len()
+        buffer.versions.len()
+            + buffer.routes.len()
+            + buffer.dry_runs.len()
+            + buffer.exposures.len()
+            + buffer.details.len()
     }
 
     /// Writes what is buffered; on failure the counts go back into the buffer, nothing lost.
@@ -132,6 +146,7 @@ impl ActivityRecorder {
             routes: taken.routes.values().cloned().collect(),
             dry_runs: taken.dry_runs.values().cloned().collect(),
             exposures: taken.exposures.values().cloned().collect(),
+            details: taken.details.values().cloned().collect(),
         };
         if batch.is_empty() {
             return Ok(());
@@ -143,6 +158,32 @@ impl ActivityRecorder {
         }
         Ok(())
     }
+}
+
+/// One more request whose `detail` met `change`, unless the operation and change already hold
+/// [`MAX_DETAILS`] others here (the store bounds them across instances too).
+fn count_detail(buffer: &mut Buffer, operation: &Operation, change: &'static str, detail: &str, at: DateTime<Utc>) {
+    let key = (operation.clone(), change, detail.to_string());
+    if !buffer.details.contains_key(&key) {
+        let held = buffer.details.keys().filter(|(o, c, _)| o == operation && *c == change).count();
+        if held >= MAX_DETAILS {
+            return;
+        }
+    }
+    let (version, tenant, subject, method, route) = operation;
+    let cell = buffer.details.entry(key).or_insert_with(|| DetailActivity {
+        version: *version,
+        tenant: tenant.to_string(),
+        subject: subject.to_string(),
+        method: method.to_string(),
+        route: route.to_string(),
+        change: change.to_string(),
+        detail: detail.to_string(),
+        requests: 0,
+        last_seen: at,
+    });
+    cell.requests += 1;
+    cell.last_seen = cell.last_seen.max(at);
 }
 
 /// An operation's count before its first request.
@@ -195,6 +236,17 @@ fn merge(into: &mut Buffer, from: Buffer) {
             }
         }
     }
+    for (key, cell) in from.details {
+        match into.details.get_mut(&key) {
+            Some(c) => {
+                c.requests += cell.requests;
+                c.last_seen = c.last_seen.max(cell.last_seen);
+            }
+            None => {
+                into.details.insert(key, cell);
+            }
+        }
+    }
     for (key, cell) in from.exposures {
         match into.exposures.get_mut(&key) {
             Some(c) => {
@@ -217,19 +269,23 @@ mod tests {
         let recorder = ActivityRecorder::default();
         let (tenant, subject, route): (Arc<str>, Arc<str>, Arc<str>) = ("acme".into(), "bot".into(), "/users".into());
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-        let seen = |outcome, exposures| Seen {
-            version: 1,
-            tenant: &tenant,
-            subject: &subject,
-            outcome,
-            operation: Some(("GET", &route)),
-            exposures,
-            at,
+        let record = |outcome, exposures: &[Met]| {
+            let seen = Seen {
+                version: 1,
+                tenant: &tenant,
+                subject: &subject,
+                outcome,
+                operation: Some(("GET", &route)),
+                exposures,
+                at,
+            };
+            recorder.record(&seen);
         };
-        recorder.record(&seen(Outcome::Request, &["users-list-envelope"]));
-        recorder.record(&seen(Outcome::Request, &["users-list-envelope"]));
-        recorder.record(&seen(Outcome::Rehearsal, &[]));
-        recorder.record(&seen(Outcome::BrownoutRefusal, &[]));
+        let sorted = vec![Met { change: "sort-parameter", details: vec!["sortBy=name".to_string()] }];
+        record(Outcome::Request, &sorted);
+        record(Outcome::Request, &sorted);
+        record(Outcome::Rehearsal, &[]);
+        record(Outcome::BrownoutRefusal, &[]);
         recorder.record_dry_run(2, &tenant, &subject, ("GET", &route), at);
         let buffer = recorder.buffer.lock().unwrap();
         let version = buffer.versions.values().next().unwrap();
@@ -237,7 +293,32 @@ mod tests {
         assert_eq!(version.last_rehearsal, Some(at));
         assert_eq!(buffer.routes.values().next().unwrap().requests, 3);
         assert_eq!(buffer.exposures.values().next().unwrap().requests, 2);
+        let detail = buffer.details.values().next().unwrap();
+        assert_eq!((detail.detail.as_str(), detail.requests), ("sortBy=name", 2));
         let dry_run = buffer.dry_runs.values().next().unwrap();
         assert_eq!((dry_run.version, dry_run.requests), (2, 1), "a dry run is no request of its version");
+    }
+
+    #[test]
+    fn details_are_bounded_per_client_operation_and_change() {
+        let recorder = ActivityRecorder::default();
+        let (tenant, subject, route): (Arc<str>, Arc<str>, Arc<str>) = ("acme".into(), "bot".into(), "/users".into());
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        for i in 0..MAX_DETAILS + 5 {
+            let met = [Met { change: "strict-bodies", details: vec![format!("/field{i}")] }];
+            let seen = Seen {
+                version: 1,
+                tenant: &tenant,
+                subject: &subject,
+                outcome: Outcome::Request,
+                operation: Some(("POST", &route)),
+                exposures: &met,
+                at,
+            };
+            recorder.record(&seen);
+        }
+        let buffer = recorder.buffer.lock().unwrap();
+        assert_eq!(buffer.details.len(), MAX_DETAILS);
+        assert_eq!(buffer.exposures.values().next().unwrap().requests, (MAX_DETAILS + 5) as u64, "all counted");
     }
 }

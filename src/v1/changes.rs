@@ -34,6 +34,7 @@ pub const CHANGES: &[Change] = &[
         title: "user id",
         description: "A user's id is a UUID string instead of an integer. A path may still name a user by its v1 \
                       integer id, as a migration aid; every response shows the UUID.",
+        instruction: "Read a user's id as a UUID string and keep that instead of the integer (a path still takes the integer, for now).",
         touches: Touches::Only(USER_ANSWERS),
         before: "integer",
         after: "UUID string (a path may still use the integer)",
@@ -44,6 +45,7 @@ pub const CHANGES: &[Change] = &[
         kind: ChangeKind::ShapeChanged,
         title: "user fields",
         description: "A user is shown with email, age, createdAt, updatedAt and version besides id and name.",
+        instruction: "Nothing to send differently: read users with the new fields email, age, createdAt, updatedAt and version, or ignore them.",
         touches: Touches::Only(USER_ANSWERS),
         before: "`id`, `name`",
         after: "adds `email`, `age`, `createdAt`, `updatedAt`, `version`",
@@ -55,6 +57,7 @@ pub const CHANGES: &[Change] = &[
         title: "GET /users",
         description: "The users list is a page envelope (content, pageable, totalElements, ...) instead of a JSON \
                       array with X-Total-Count and Link headers.",
+        instruction: "Read the users from content, and the totals from totalElements and totalPages, instead of a JSON array with the X-Total-Count and Link headers.",
         touches: Touches::Only(&[Operation::get("/users")]),
         before: "JSON array; `X-Total-Count` and `Link` headers",
         after: "page envelope (`content`, `pageable`, `totalElements`, …)",
@@ -66,6 +69,7 @@ pub const CHANGES: &[Change] = &[
         title: "sorting",
         description: "Lists sort with sort=<field>,<asc|desc>, repeatable and applied in order, instead of \
                       sortBy=<field>; a sortBy parameter is not read.",
+        instruction: "Send sort=<field>,asc instead of sortBy=<field>.",
         touches: Touches::Only(&[Operation::get("/customers")]),
         before: "none for users (customers: `sortBy=<field>` ascending)",
         after: "`sort=<field>,<asc\\|desc>`, repeatable, applied in order",
@@ -77,6 +81,7 @@ pub const CHANGES: &[Change] = &[
         title: "customers by branch",
         description: "The customers of a branch are GET /api/v2/customers?branchCode=...; the path \
                       /api/customers/branch/ does not exist in v2.",
+        instruction: "Call GET /api/v2/customers?branchCode=<code> instead of /api/customers/branch/?branchCode=<code>.",
         touches: Touches::Only(&[Operation::get("/customers/branch")]),
         before: "`/api/customers/branch/?branchCode=…`",
         after: "`/api/v2/customers?branchCode=…`",
@@ -92,6 +97,7 @@ pub const CHANGES: &[Change] = &[
         title: "search",
         description: "Lists take keyword=... (case-insensitive, users on name and e-mail, customers on name, e-mail \
                       and customer number). v1 has no search.",
+        instruction: "Nothing to change: filter a list with keyword=<text> where you searched it yourself.",
         touches: Touches::Only(&[Operation::get("/users"), Operation::get("/customers")]),
         before: "none",
         after: "`keyword=…` (case-insensitive, name and e-mail)",
@@ -103,6 +109,7 @@ pub const CHANGES: &[Change] = &[
         title: "unknown body fields",
         description: "A body with a field v2 does not know is refused with 400 (unknown_field, or read_only for \
                       internal fields such as id and role); v1 ignores them.",
+        instruction: "Send only the fields v2 knows (name, email, age): drop every other field, such as id or role, from your request bodies.",
         touches: Touches::Only(&[
             Operation::post("/users"),
             Operation::put("/users/{id}"),
@@ -118,6 +125,7 @@ pub const CHANGES: &[Change] = &[
         title: "age on create",
         description: "age is required when a user is created or replaced, and a patch cannot clear it; v1 lets \
                       it be absent.",
+        instruction: "Send age when you create or replace a user, and never set it to null in a patch.",
         touches: Touches::Only(&[
             Operation::post("/users"),
             Operation::put("/users/{id}"),
@@ -134,6 +142,7 @@ pub const CHANGES: &[Change] = &[
         description: "Errors are RFC 9457 application/problem+json (type, title, status, detail, instance, \
                       correlationId, errors) instead of v1's {timestamp, status, error, message, path, correlationId, \
                       errors}.",
+        instruction: "Read errors as application/problem+json (type, title, status, detail, instance, errors) instead of timestamp, error, message and path.",
         touches: Touches::Every,
         before: "the legacy shape above",
         after: "RFC 9457 `application/problem+json`",
@@ -145,6 +154,7 @@ pub const CHANGES: &[Change] = &[
         title: "optimistic concurrency",
         description: "User responses carry an ETag; If-Match on PUT, PATCH and DELETE answers 412 when the user \
                       changed since, and If-None-Match on GET answers 304.",
+        instruction: "v2 honours If-Match and If-None-Match, which v1 ignored: send the ETag you last read, and on 412 read the user again before retrying.",
         touches: Touches::Only(&[
             Operation::post("/users"),
             Operation::get("/users/{id}"),
@@ -162,6 +172,7 @@ pub const CHANGES: &[Change] = &[
         title: "deep lists",
         description: "Lists also answer count=false slices without totals, with a nextCursor to pass back as \
                       cursor= for the next slice at the same cost at any depth.",
+        instruction: "Nothing to change: for deep lists, pass count=false and follow nextCursor with cursor=.",
         touches: Touches::Only(&[
             Operation::get("/users"),
             Operation::get("/customers"),
@@ -177,6 +188,7 @@ pub const CHANGES: &[Change] = &[
         title: "customer import",
         description: "Customers are imported with POST /api/v2/customers/imports and the report read at \
                       /api/v2/customers/imports/<id>, instead of POST /upload and /imports/<id>.",
+        instruction: "Upload to POST /api/v2/customers/imports and read reports at /api/v2/customers/imports/<id>.",
         touches: Touches::Only(&[Operation::post("/upload"), Operation::get("/imports/{id}")]),
         before: "`POST /upload`, report at `/imports/<id>`",
         after: "`POST /api/v2/customers/imports`, report at `/api/v2/customers/imports/<id>`",
@@ -206,9 +218,13 @@ fn sort_by(request: &mut OlderRequest) -> Result<bool, ApiError> {
         return Ok(false);
     };
     request.remove_parameter("sortBy");
-    let field = CustomerSort::parse(value.trim()).ok_or_else(|| {
-        ApiError::validation(vec![FieldError::parameter("sortBy", Rule::OneOf(CustomerSort::allowed()))])
-    })?;
+    let Some(field) = CustomerSort::parse(value.trim()) else {
+        // The value is not one the API defines: the name alone.
+        request.met_by("sortBy");
+        let rule = Rule::OneOf(CustomerSort::allowed());
+        return Err(ApiError::validation(vec![FieldError::parameter("sortBy", rule)]));
+    };
+    request.met_by(format!("sortBy={}", field.name()));
     request.add_parameter("sort", format!("{},asc", field.name()));
     Ok(true)
 }
@@ -216,6 +232,8 @@ fn sort_by(request: &mut OlderRequest) -> Result<bool, ApiError> {
 /// `/customers/branch/?branchCode=` is v2's list with a `branchCode` filter, which v1 requires.
 fn branch_in_query(request: &mut OlderRequest) -> Result<bool, ApiError> {
     let code = request.parameter("branchCode").unwrap_or_default();
+    // The code is the client's own: the parameter's name alone.
+    request.met_by("branchCode");
     BranchCode::parse(&code).map_err(|rule| ApiError::validation(vec![FieldError::parameter("branchCode", rule)]))?;
     by_id(request);
     Ok(true)
@@ -224,28 +242,51 @@ fn branch_in_query(request: &mut OlderRequest) -> Result<bool, ApiError> {
 /// v1 ignores fields it does not know; met when v2 would refuse one.
 fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
     request.policy.strict = false;
-    if request.operation.starts_with("PATCH") {
+    let refused: Vec<String> = if request.operation.starts_with("PATCH") {
         // A merge patch names fields to change: v2 refuses any it does not know.
-        let fields = request.body().and_then(Value::as_object);
-        return Ok(fields.is_some_and(|fields| fields.keys().any(|k| !USER_FIELDS.contains(&k.as_str()))));
+        let fields = request.body().and_then(Value::as_object).into_iter().flat_map(|fields| fields.keys());
+        fields.filter(|k| !USER_FIELDS.contains(&k.as_str())).map(|k| format!("/{k}")).collect()
+    } else {
+        let errors = request.strictest_user_errors().iter();
+        let unknown = errors.filter(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly));
+        unknown
+            .filter_map(|e| match &e.location {
+                Location::Body(pointer) => Some(pointer.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    for pointer in &refused {
+        request.met_by_field(pointer);
     }
-    Ok(request.strictest_user_errors().iter().any(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly)))
+    Ok(!refused.is_empty())
 }
 
 /// v1 lets `age` be absent; met when v2 would refuse its absence.
 fn age_optional(request: &mut OlderRequest) -> Result<bool, ApiError> {
     request.policy.age_required = false;
-    if request.operation.starts_with("PATCH") {
-        return Ok(request.body().and_then(|body| body.get("age")).is_some_and(Value::is_null));
+    let (met, detail) = if request.operation.starts_with("PATCH") {
+        (request.body().and_then(|body| body.get("age")).is_some_and(Value::is_null), "/age null")
+    } else {
+        let age = Location::Body("/age".into());
+        (request.strictest_user_errors().iter().any(|e| e.location == age && e.rule == Rule::Required), "/age missing")
+    };
+    if met {
+        request.met_by(detail);
     }
-    let age = Location::Body("/age".into());
-    Ok(request.strictest_user_errors().iter().any(|e| e.location == age && e.rule == Rule::Required))
+    Ok(met)
 }
 
 /// v1 has no preconditions: it never reads `If-Match` or `If-None-Match`.
 fn no_preconditions(request: &mut OlderRequest) -> Result<bool, ApiError> {
-    let if_match = request.remove_header("if-match");
-    Ok(request.remove_header("if-none-match") | if_match)
+    let mut met = false;
+    for (name, header) in [("if-match", "If-Match"), ("if-none-match", "If-None-Match")] {
+        if request.remove_header(name) {
+            request.met_by(header);
+            met = true;
+        }
+    }
+    Ok(met)
 }
 
 fn no_etag(answer: &mut NewerAnswer) {
@@ -321,6 +362,17 @@ mod tests {
         query: &str,
         body: Option<Value>,
     ) -> (Result<Vec<&'static str>, ApiError>, String, BodyPolicy) {
+        let (met, query, policy) = forward_with_details(operation, query, body);
+        (met.map(|met| met.into_iter().map(|(id, _)| id).collect()), query, policy)
+    }
+
+    /// The changes met, each with what in the request met it.
+    #[allow(clippy::type_complexity)]
+    fn forward_with_details(
+        operation: &str,
+        query: &str,
+        body: Option<Value>,
+    ) -> (Result<Vec<(&'static str, Vec<String>)>, ApiError>, String, BodyPolicy) {
         let (mut headers, mut policy) = (HeaderMap::new(), BodyPolicy::STRICTEST);
         headers.insert("if-match", "\"1\"".parse().unwrap());
         let declared = ["page", "size", "sortBy", "branchCode"].map(String::from);
@@ -330,7 +382,7 @@ mod tests {
         let (method, template) = operation.split_once(' ').unwrap();
         for change in CHANGES.iter().filter(|c| c.touches(method, template)) {
             match change.serving.request.map(|migrate| migrate(&mut request)) {
-                Some(Ok(true)) => met.push(change.id),
+                Some(Ok(true)) => met.push((change.id, request.take_details())),
                 Some(Err(err)) => return (Err(err), String::new(), policy),
                 _ => {}
             }
@@ -355,6 +407,31 @@ mod tests {
             forward("PATCH /users/{id}", "", Some(json!({"nick": "a"}))).0.unwrap(),
             ["strict-bodies", "optimistic-concurrency"]
         );
+    }
+
+    /// What met each change is named, never a value the client chose.
+    #[test]
+    fn each_change_met_says_what_met_it() {
+        let body = json!({"name": "Ada Lovelace", "email": "ada@example.com", "role": "admin", "ada@example.com": 1});
+        let (met, _, _) = forward_with_details("POST /users", "", Some(body));
+        assert_eq!(
+            met.unwrap(),
+            [
+                ("strict-bodies", vec!["/(unnamed field)".to_string(), "/role".to_string()]),
+                ("age-required", vec!["/age missing".to_string()]),
+                ("optimistic-concurrency", vec!["If-Match".to_string()]),
+            ]
+        );
+        let (met, _, _) = forward_with_details("PATCH /users/{id}", "", Some(json!({"age": null, "nick": "x"})));
+        let met = met.unwrap();
+        assert_eq!(met[0], ("strict-bodies", vec!["/nick".to_string()]));
+        assert_eq!(met[1], ("age-required", vec!["/age null".to_string()]));
+        let (met, _, _) = forward_with_details("GET /customers", "sortBy=email&keyword=secret", None);
+        assert_eq!(met.unwrap(), [("sort-parameter", vec!["sortBy=email".to_string()])]);
+        let (met, _, _) = forward_with_details("GET /customers/branch", "branchCode=0042", None);
+        assert_eq!(met.unwrap(), [("branch-filter-in-query", vec!["branchCode".to_string()])]);
+        let (met, _, _) = forward_with_details("POST /upload", "", None);
+        assert_eq!(met.unwrap(), [("imports-path", vec![])]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod dispatch;
 mod documented;
 mod dry_runs;
 mod errors;
+mod guide;
 mod hardening;
 mod harness;
 mod high_availability;
@@ -69,6 +70,7 @@ fn main() {
         settings::scenarios(),
         workbench::scenarios(),
         dry_runs::scenarios(),
+        guide::scenarios(),
         traces::scenarios(),
     ]);
 }

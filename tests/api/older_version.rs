@@ -33,6 +33,7 @@ const V0_CHANGES: &[Change] = &[Change {
     kind: ChangeKind::FieldRenamed,
     title: "user name",
     description: "A user's fullName is called name.",
+    instruction: "Send and read name where you used fullName.",
     touches: Touches::Only(USER_ROUTES),
     before: "`fullName`",
     after: "`name`",
@@ -51,7 +52,12 @@ fn rename(object: &mut Map<String, Value>, from: &str, to: &str) -> bool {
 }
 
 fn full_name_is_name(request: &mut OlderRequest) -> Result<bool, ApiError> {
-    Ok(request.body_mut().and_then(Value::as_object_mut).is_some_and(|body| rename(body, "fullName", "name")))
+    let renamed =
+        request.body_mut().and_then(Value::as_object_mut).is_some_and(|body| rename(body, "fullName", "name"));
+    if renamed {
+        request.met_by_field("/fullName");
+    }
+    Ok(renamed)
 }
 
 fn name_is_full_name(answer: &mut NewerAnswer) {
@@ -158,6 +164,7 @@ async fn an_older_version_declared_as_its_changes_is_served_in_full(backend: Bac
     assert_eq!(
         catalogue.json(),
         json!([{"id": "user-name-renamed", "title": "user name", "description": "A user's fullName is called name.",
+                "instruction": "Send and read name where you used fullName.",
                 "routes": ["GET /users", "POST /users", "GET /users/{id}", "PUT /users/{id}", "PATCH /users/{id}"],
                 "kind": "field-renamed"}])
     );
@@ -182,4 +189,21 @@ async fn an_older_version_declared_as_its_changes_is_served_in_full(backend: Bac
     let get = routes.iter().find(|r| r["method"] == "GET" && r["route"] == "/users/{id}").unwrap();
     assert_eq!(get["requests"], 2);
     assert_eq!(get["exposures"], json!([]), "a read sends nothing v1 would read differently");
+
+    // Its client's migration guide names the change, what met it, and what to do, from the
+    // change's declaration alone.
+    let guide = send(app.client.get(app.url("/api/migration/guide")).bearer_auth(&client)).await;
+    guide.assert_status(200);
+    let guide = guide.json();
+    assert_eq!((guide["from"].clone(), guide["to"].clone()), (json!(0), json!(1)), "the oldest with a successor");
+    let post = guide["routes"].as_array().unwrap().iter().find(|r| r["method"] == "POST").unwrap().clone();
+    assert_eq!(
+        post,
+        json!({"method": "POST", "route": "/users", "requests": 1,
+               "successor": {"method": "POST", "path": "/api/v1/users"},
+               "mustChange": [{"change": "user-name-renamed", "title": "user name",
+                               "instruction": "Send and read name where you used fullName.", "requests": 1,
+                               "details": [{"detail": "/fullName", "requests": 1, "lastSeen": "2026-06-15T12:00:00Z"}]}],
+               "mustRead": []})
+    );
 }

@@ -485,6 +485,8 @@ async fn the_dashboard_shows_each_clients_migration(backend: Backend) {
     let detail = detail.as_str().unwrap();
     assert!(detail.starts_with("GET /users (3), successor /api/v2/users; changes: user-id-uuid"), "{detail}");
     assert!(detail.ends_with("met: none"), "{detail}");
+    let guides = browser.eval("[...document.querySelectorAll('#progress a.guide')].map(a => a.textContent)").await;
+    assert_eq!(guides, json!(["guide", "guide"]), "each client's row links its guide");
     let pins = browser.eval("[...document.querySelectorAll('#pins tbody tr')].map(r => r.cells[0].textContent + ' ' + r.cells[1].textContent)").await;
     assert_eq!(pins, json!(["globex 2"]));
     let brownouts =

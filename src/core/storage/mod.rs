@@ -14,7 +14,8 @@ pub use errors::{Constraint, StoreError};
 pub use ops::{OpsStore, UsageRow};
 pub use users::{NewUser, UserList, UserStore};
 pub use workbench::{
-    Activity, AuditEntry, Brownout, ExposureActivity, Pin, RouteActivity, VersionActivity, WorkbenchStore,
+    Activity, AuditEntry, Brownout, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity, VersionActivity,
+    WorkbenchStore,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;

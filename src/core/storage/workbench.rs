@@ -48,6 +48,25 @@ pub struct ExposureActivity {
     pub last_seen: DateTime<Utc>,
 }
 
+/// What in one client's requests on one operation met one change (`/role`, `sortBy=name`), and
+/// how often: at most [`MAX_DETAILS`] per client, operation and change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailActivity {
+    pub version: u16,
+    pub tenant: String,
+    pub subject: String,
+    pub method: String,
+    pub route: String,
+    pub change: String,
+    pub detail: String,
+    pub requests: u64,
+    pub last_seen: DateTime<Utc>,
+}
+
+/// Details kept per client, operation and change: a client that sends ever new field names
+/// cannot grow the store.
+pub const MAX_DETAILS: usize = 20;
+
 /// Activity as a batch adds it, or as the store sums it up.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Activity {
@@ -56,11 +75,16 @@ pub struct Activity {
     /// Dry runs per operation, of any version: never counted in `versions` or `routes`.
     pub dry_runs: Vec<RouteActivity>,
     pub exposures: Vec<ExposureActivity>,
+    pub details: Vec<DetailActivity>,
 }
 
 impl Activity {
     pub fn is_empty(&self) -> bool {
-        self.versions.is_empty() && self.routes.is_empty() && self.dry_runs.is_empty() && self.exposures.is_empty()
+        self.versions.is_empty()
+            && self.routes.is_empty()
+            && self.dry_runs.is_empty()
+            && self.exposures.is_empty()
+            && self.details.is_empty()
     }
 }
 

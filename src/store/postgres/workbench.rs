@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::{PgStore, classify};
 use crate::{
     core::storage::{
-        Activity, AuditEntry, Brownout, ExposureActivity, Pin, RouteActivity, StoreResult, VersionActivity,
-        WorkbenchStore,
+        Activity, AuditEntry, Brownout, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity, StoreResult,
+        VersionActivity, WorkbenchStore,
     },
     store::{timed, with_import_budget},
 };
@@ -43,6 +43,36 @@ fn brownout_from(r: &PgRow) -> Result<Brownout, sqlx::Error> {
         created_at: r.try_get(6)?,
         created_by: r.try_get(7)?,
         ended_at: r.try_get(8)?,
+    })
+}
+
+/// Adds to a detail's count, or adds the detail while its client, operation and change hold
+/// fewer than `MAX_DETAILS` (two instances adding at once may each add the last one).
+static DETAIL_UPSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "INSERT INTO client_exposure_details (version, tenant, subject, method, route, change, detail, requests, \
+         last_seen) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 \
+         WHERE EXISTS (SELECT 1 FROM client_exposure_details WHERE version = $1 AND tenant = $2 AND subject = $3 \
+         AND method = $4 AND route = $5 AND change = $6 AND detail = $7) \
+         OR (SELECT count(*) FROM client_exposure_details WHERE version = $1 AND tenant = $2 AND subject = $3 \
+         AND method = $4 AND route = $5 AND change = $6) < {MAX_DETAILS} \
+         ON CONFLICT (version, tenant, subject, method, route, change, detail) DO UPDATE SET \
+         requests = client_exposure_details.requests + EXCLUDED.requests, \
+         last_seen = GREATEST(client_exposure_details.last_seen, EXCLUDED.last_seen)"
+    )
+});
+
+fn detail_from(r: &PgRow) -> Result<DetailActivity, sqlx::Error> {
+    Ok(DetailActivity {
+        version: version(r.try_get("version")?).unwrap_or_default(),
+        tenant: r.try_get("tenant")?,
+        subject: r.try_get("subject")?,
+        method: r.try_get("method")?,
+        route: r.try_get("route")?,
+        change: r.try_get("change")?,
+        detail: r.try_get("detail")?,
+        requests: r.try_get::<i64, _>("requests")? as u64,
+        last_seen: r.try_get("last_seen")?,
     })
 }
 
@@ -84,6 +114,7 @@ fn activity_from(
             .collect::<Result<_, sqlx::Error>>()?,
         routes: routes.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
         dry_runs: dry_runs.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
+        details: Vec::new(),
         exposures: exposures
             .iter()
             .map(|r| {
@@ -173,6 +204,20 @@ impl WorkbenchStore for PgStore {
                     .execute(traced(&mut *tx))
                     .await?;
                 }
+                for row in &batch.details {
+                    sqlx::query(&DETAIL_UPSERT)
+                        .bind(i32::from(row.version))
+                        .bind(&row.tenant)
+                        .bind(&row.subject)
+                        .bind(&row.method)
+                        .bind(&row.route)
+                        .bind(&row.change)
+                        .bind(&row.detail)
+                        .bind(row.requests as i64)
+                        .bind(row.last_seen)
+                        .execute(traced(&mut *tx))
+                        .await?;
+                }
                 tx.commit().await
             })
             .await
@@ -185,7 +230,7 @@ impl WorkbenchStore for PgStore {
         // `$1 IS NULL`: every client; else the one named.
         const WHERE: &str = "WHERE ($1::text IS NULL OR (tenant = $1 AND subject = $2))";
         timed(self.timeout, async {
-            let (versions, per_route, exposures) = self
+            let (versions, per_route, exposures, details) = self
                 .with_conn(async |c| {
                     let versions = sqlx::query(&format!(
                         "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, \
@@ -207,6 +252,14 @@ impl WorkbenchStore for PgStore {
                         .await?;
                         per_route.push(rows);
                     }
+                    let details = sqlx::query(&format!(
+                        "SELECT version, tenant, subject, method, route, change, detail, requests, last_seen \
+                         FROM client_exposure_details {WHERE} ORDER BY tenant, subject, requests DESC, detail"
+                    ))
+                    .bind(tenant)
+                    .bind(subject)
+                    .fetch_all(traced(&mut *c))
+                    .await?;
                     let exposures = sqlx::query(&format!(
                         "SELECT version, tenant, subject, method, route, change, requests, last_seen \
                          FROM client_exposures {WHERE} ORDER BY tenant, subject, version, route, method, change"
@@ -215,10 +268,12 @@ impl WorkbenchStore for PgStore {
                     .bind(subject)
                     .fetch_all(traced(&mut *c))
                     .await?;
-                    Ok((versions, per_route, exposures))
+                    Ok((versions, per_route, exposures, details))
                 })
                 .await?;
-            activity_from(&versions, &per_route[0], &per_route[1], &exposures).map_err(classify)
+            let mut activity = activity_from(&versions, &per_route[0], &per_route[1], &exposures).map_err(classify)?;
+            activity.details = details.iter().map(detail_from).collect::<Result<_, _>>().map_err(classify)?;
+            Ok(activity)
         })
         .await
     }

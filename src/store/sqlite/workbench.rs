@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::{SqliteStore, classify};
 use crate::{
     core::storage::{
-        Activity, AuditEntry, Brownout, ExposureActivity, Pin, RouteActivity, StoreResult, VersionActivity,
-        WorkbenchStore,
+        Activity, AuditEntry, Brownout, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity, StoreResult,
+        VersionActivity, WorkbenchStore,
     },
     store::{timed, with_import_budget},
 };
@@ -45,6 +45,35 @@ async fn insert_audit(c: &mut SqliteConnection, audit: &AuditEntry) -> Result<()
         .execute(traced(c))
         .await
         .map(|_| ())
+}
+
+/// Adds to a detail's count, or adds the detail while its client, operation and change hold
+/// fewer than `MAX_DETAILS`.
+static DETAIL_UPSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "INSERT INTO client_exposure_details (version, tenant, subject, method, route, change, detail, requests, \
+         last_seen) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 \
+         WHERE EXISTS (SELECT 1 FROM client_exposure_details WHERE version = ?1 AND tenant = ?2 AND subject = ?3 \
+         AND method = ?4 AND route = ?5 AND change = ?6 AND detail = ?7) \
+         OR (SELECT count(*) FROM client_exposure_details WHERE version = ?1 AND tenant = ?2 AND subject = ?3 \
+         AND method = ?4 AND route = ?5 AND change = ?6) < {MAX_DETAILS} \
+         ON CONFLICT (version, tenant, subject, method, route, change, detail) DO UPDATE SET \
+         requests = requests + excluded.requests, last_seen = max(last_seen, excluded.last_seen)"
+    )
+});
+
+fn detail_from(r: &SqliteRow) -> Result<DetailActivity, sqlx::Error> {
+    Ok(DetailActivity {
+        version: version(r.try_get("version")?).unwrap_or_default(),
+        tenant: r.try_get("tenant")?,
+        subject: r.try_get("subject")?,
+        method: r.try_get("method")?,
+        route: r.try_get("route")?,
+        change: r.try_get("change")?,
+        detail: r.try_get("detail")?,
+        requests: r.try_get::<i64, _>("requests")? as u64,
+        last_seen: time(r.try_get("last_seen")?)?,
+    })
 }
 
 /// A row of `client_routes` or `client_dry_runs`.
@@ -145,6 +174,21 @@ impl WorkbenchStore for SqliteStore {
                 .await
                 .map_err(classify)?;
             }
+            for row in &batch.details {
+                sqlx::query(&DETAIL_UPSERT)
+                    .bind(i64::from(row.version))
+                    .bind(&row.tenant)
+                    .bind(&row.subject)
+                    .bind(&row.method)
+                    .bind(&row.route)
+                    .bind(&row.change)
+                    .bind(&row.detail)
+                    .bind(row.requests as i64)
+                    .bind(row.last_seen.timestamp())
+                    .execute(traced(&mut *tx))
+                    .await
+                    .map_err(classify)?;
+            }
             tx.commit().await.map_err(classify)
         })
         .await
@@ -179,6 +223,15 @@ impl WorkbenchStore for SqliteStore {
                 per_route.push(rows);
             }
             let (routes, dry_runs) = (&per_route[0], &per_route[1]);
+            let details = sqlx::query(&format!(
+                "SELECT version, tenant, subject, method, route, change, detail, requests, last_seen \
+                 FROM client_exposure_details {WHERE} ORDER BY tenant, subject, requests DESC, detail"
+            ))
+            .bind(tenant)
+            .bind(subject)
+            .fetch_all(traced(&mut *c))
+            .await
+            .map_err(classify)?;
             let exposures = sqlx::query(&format!(
                 "SELECT version, tenant, subject, method, route, change, requests, last_seen \
                  FROM client_exposures {WHERE} ORDER BY tenant, subject, version, route, method, change"
@@ -207,6 +260,7 @@ impl WorkbenchStore for SqliteStore {
                         .collect::<Result<_, sqlx::Error>>()?,
                     routes: routes.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
                     dry_runs: dry_runs.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
+                    details: details.iter().map(detail_from).collect::<Result<_, sqlx::Error>>()?,
                     exposures: exposures
                         .iter()
                         .map(|r| {
