@@ -31,12 +31,13 @@ pub enum DryRun {
 }
 
 impl DryRun {
-    fn of(req: &Request) -> Self {
-        let mut values = req.headers().get_all(DRY_RUN_HEADER).iter();
-        match (values.next().map(|v| v.as_bytes()), values.next()) {
-            (None, _) | (Some(b"false"), None) => DryRun::No,
-            (Some(b"true"), None) => DryRun::Yes,
-            _ => DryRun::Invalid,
+    /// What an `X-API-Dry-Run` value asks for; a second value, whatever it says, is invalid.
+    fn of(seen_before: bool, value: &[u8]) -> Self {
+        match (seen_before, value) {
+            (true, _) => DryRun::Invalid,
+            (false, b"false") => DryRun::No,
+            (false, b"true") => DryRun::Yes,
+            (false, _) => DryRun::Invalid,
         }
     }
 }
@@ -87,16 +88,27 @@ pub enum Refusal {
 
 impl RequestInfo {
     pub fn new(req: &Request, trace: TraceHandle) -> Self {
-        let correlation_id = req
-            .headers()
-            .get(CORRELATION_HEADER)
+        // One pass over the headers for the three read here: a few comparisons each, where a
+        // lookup by name hashes the name (every request pays this).
+        let (mut correlation, mut language, mut dry_run, mut dry_run_seen) = (None, None, DryRun::No, false);
+        for (name, value) in req.headers() {
+            if name == ACCEPT_LANGUAGE {
+                language = language.or(Some(value));
+            } else if name == CORRELATION_HEADER {
+                correlation = correlation.or(Some(value));
+            } else if name == DRY_RUN_HEADER {
+                dry_run = DryRun::of(dry_run_seen, value.as_bytes());
+                dry_run_seen = true;
+            }
+        }
+        let correlation_id = correlation
             .and_then(|v| v.to_str().ok())
             .filter(|v| is_valid_correlation_id(v))
             .map(Arc::from)
             .unwrap_or_else(|| {
                 Arc::from(&*uuid::Uuid::new_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()))
             });
-        let lang = Lang::negotiate(req.headers().get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()));
+        let lang = Lang::negotiate(language.and_then(|v| v.to_str().ok()));
         Self {
             correlation_id,
             trace,
@@ -106,7 +118,7 @@ impl RequestInfo {
             resolved: OnceLock::new(),
             identity: OnceLock::new(),
             body_over_limit: OnceLock::new(),
-            dry_run: DryRun::of(req),
+            dry_run,
         }
     }
 
