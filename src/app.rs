@@ -78,6 +78,11 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard), Some(d::get_admin_dashboard))]),
         fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine), Some(d::get_api_migration))]),
         fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone), Some(d::get_admin_migration))]),
+        fixed(
+            "/admin/versions/:version/readiness",
+            Admin,
+            vec![(M::GET, boxed(crate::admin::readiness::of_version), Some(d::get_admin_versions_version_readiness))],
+        ),
         fixed("/api/migration/guide", Client, vec![(M::GET, boxed(guide::mine), Some(d::get_api_migration_guide))]),
         fixed(
             "/admin/migration/guide",
@@ -109,6 +114,14 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         ),
         fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit), Some(d::get_admin_audit))]),
         fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document), None)]),
+        fixed(
+            crate::api_catalog::PATH,
+            Public,
+            vec![
+                (M::GET, boxed(crate::api_catalog::catalog), Some(d::get_api_catalog)),
+                (M::HEAD, boxed(crate::api_catalog::catalog), Some(d::head_api_catalog)),
+            ],
+        ),
     ];
     // Each version that changes something of the one before serves the catalogue of it.
     for pair in versions.windows(2).filter(|pair| !pair[0].changes.is_empty()) {

@@ -1,4 +1,5 @@
-//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`, `config`.
+//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`, `config`,
+//! `sunset-check`.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -61,6 +62,24 @@ enum Command {
     /// Print the effective settings as TOML, each with where its value came from; exit non-zero
     /// with `serve`'s message when they cannot start. Connects to nothing.
     Config,
+    /// Whether version N can be turned off without breaking a client that called it within the
+    /// window, from the database the settings name: exit 0 when ready, 1 when not, 2 when it
+    /// cannot tell (README "Deciding a sunset").
+    SunsetCheck {
+        #[arg(long)]
+        version: u16,
+        /// Days looked back over, today included (1 to 90).
+        #[arg(long, default_value_t = crate::admin::readiness::DEFAULT_WINDOW)]
+        window: u32,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
 }
 
 /// Refuses a PostgreSQL URL the store cannot honour, naming the variable and the parameter.
@@ -114,6 +133,9 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Command::SunsetCheck { version, window, format } = command {
+        return runtime.block_on(sunset_check(settings, version, window, format));
+    }
     let result = runtime.block_on(run(command, settings, traces));
     telemetry::flush();
     match result {
@@ -143,6 +165,7 @@ fn config(loaded: &Loaded) -> ExitCode {
 async fn run(command: Command, settings: Settings, traces: Option<ExportSettings>) -> anyhow::Result<()> {
     match command {
         Command::Config => unreachable!("answered before the runtime starts"),
+        Command::SunsetCheck { .. } => unreachable!("answered with its own exit code"),
         Command::Serve => {
             // Handlers first: a SIGTERM that arrives while starting must stop us gracefully too.
             let stop = shutdown_signal()?;
@@ -192,6 +215,31 @@ async fn run(command: Command, settings: Settings, traces: Option<ExportSettings
                 eprintln!("wrote {}", dir.join(name).display());
             }
             Ok(())
+        }
+    }
+}
+
+/// `tandem sunset-check`: the readiness answer, from the database alone; 2 with the reason on
+/// stderr when it cannot tell.
+async fn sunset_check(settings: Settings, version: u16, window: u32, format: ReportFormat) -> ExitCode {
+    let answer = async {
+        let dispatch = crate::dispatch::Dispatch::new(&crate::versions::all(), &settings.lifecycle)?;
+        let store = store::connect(connection(&settings.database), None, false).await?;
+        let now = chrono::Utc::now();
+        let answer = crate::admin::readiness::assess(store, &dispatch, version, window, now).await?;
+        answer.map_err(|why| anyhow::anyhow!("{why}"))
+    };
+    match answer.await {
+        Ok(answer) => {
+            match format {
+                ReportFormat::Json => println!("{answer}"),
+                ReportFormat::Text => print!("{}", crate::admin::readiness::report(&answer)),
+            }
+            if answer["ready"] == true { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
+        Err(err) => {
+            eprintln!("tandem sunset-check: cannot tell: {err:#}");
+            ExitCode::from(2)
         }
     }
 }

@@ -7,6 +7,7 @@
 //! PostgreSQL adapters).
 
 pub mod admin;
+pub mod api_catalog;
 pub mod app;
 pub mod auth;
 pub mod changes;

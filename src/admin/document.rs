@@ -238,6 +238,50 @@ pub fn get_api_migration(c: &Context) -> Value {
     "responses": {"200": answer("The record", Some(record(c.version, c.successor))), "400": validation()}})
 }
 
+/// `GET /admin/versions/:version/readiness`.
+pub fn get_admin_versions_version_readiness(_: &Context) -> Value {
+    let client = object(
+        json!({"tenant": string(), "subject": string(),
+               "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
+               "requests": {"type": "integer"}, "lastRequest": time(), "mustChange": {"type": "integer"}}),
+        &["tenant", "subject", "status", "requests", "lastRequest", "mustChange"],
+    );
+    let day = object(
+        json!({"day": {"type": "string", "format": "date"}, "requests": {"type": "integer"}}),
+        &["day", "requests"],
+    );
+    json!({"summary": "Whether the version can be turned off without breaking a client that called it within the window.",
+    "tags": ["migration"],
+    "parameters": [{"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
+        {"name": "window", "in": "query", "required": false, "description": "Days, today included (default 7).",
+         "schema": {"type": "integer", "minimum": 1, "maximum": 90}}],
+    "responses": {"200": answer("The verdict", Some(object(
+        json!({"version": {"type": "integer"}, "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
+               "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
+               "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"}}), &["seen", "blocking"]),
+               "requestsPerDay": {"type": "array", "items": day},
+               "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))}),
+        &["version", "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"]))),
+        "400": validation(), "404": answer("No such version", None)}})
+}
+
+/// `GET /.well-known/api-catalog`.
+pub fn get_api_catalog(_: &Context) -> Value {
+    json!({"summary": "The API catalog (RFC 9727): each version's base URL, OpenAPI document, docs and retirement, as an RFC 9264 linkset.",
+    "tags": ["operations"],
+    "responses": {"200": {"description": "The linkset", "content": {"application/linkset+json": {"schema": object(
+        json!({"linkset": {"type": "array", "items": {"type": "object", "required": ["anchor"],
+            "properties": {"anchor": string()}, "additionalProperties": {"type": "array", "items": object(
+                json!({"href": string(), "type": string(), "title": string()}), &["href"])}}}}), &["linkset"])}}}}})
+}
+
+/// `HEAD /.well-known/api-catalog`.
+pub fn head_api_catalog(_: &Context) -> Value {
+    json!({"summary": "Where the API catalog is: `Link: </.well-known/api-catalog>; rel=\"api-catalog\"`.",
+    "tags": ["operations"],
+    "responses": {"200": {"description": "No body; the Link header", "headers": {"Link": {"schema": string()}}}}})
+}
+
 /// `GET /api/migration/guide`.
 pub fn get_api_migration_guide(_: &Context) -> Value {
     json!({"summary": "The caller's own migration guide, from its own traffic: JSON, markdown or HTML by Accept.",

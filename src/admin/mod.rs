@@ -6,6 +6,7 @@ pub mod document;
 pub mod guide;
 mod guide_text;
 pub mod migration;
+pub mod readiness;
 pub mod workbench;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};

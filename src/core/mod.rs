@@ -12,6 +12,7 @@ pub mod listing;
 pub mod paging;
 pub mod patch;
 pub mod pattern;
+pub mod readiness;
 pub mod search;
 pub mod services;
 pub mod storage;

@@ -28,6 +28,7 @@ mod operations;
 mod outage;
 mod plugins;
 mod settings;
+mod sunset;
 mod tenants;
 mod traces;
 mod user_totals;
@@ -71,6 +72,7 @@ fn main() {
         workbench::scenarios(),
         dry_runs::scenarios(),
         guide::scenarios(),
+        sunset::scenarios(),
         traces::scenarios(),
     ]);
 }

@@ -49,8 +49,13 @@ pub fn record(
     }
     let refusal = learned.refusal;
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
-    if deprecated && refusal.is_none() {
+    // A version a newer one follows is counted before its deprecation too: its readiness for a
+    // sunset must see the clients that called it before it was announced.
+    let retiring = state.dispatch.successor_version(version).is_some();
+    if (deprecated || retiring) && refusal.is_none() {
         state.usage.record(version, tenant, subject, route, now);
+    }
+    if deprecated && refusal.is_none() {
         state.metrics.deprecated(version, &metric_client(tenant, subject));
     }
     let outcome = match refusal {
@@ -59,7 +64,7 @@ pub fn record(
         None => Outcome::Request,
     };
     // A version a newer one follows: its clients' operations, and the changes each request met.
-    let retiring = state.dispatch.successor_version(version).is_some() && info.route().is_some();
+    let retiring = retiring && info.route().is_some();
     state.activity.record(&Seen {
         version,
         tenant,
