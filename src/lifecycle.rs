@@ -24,6 +24,8 @@ pub struct Lifecycle {
     pub sunset_at: Option<DateTime<Utc>>,
     /// Sorted, non-overlapping `[start, end)` intervals.
     pub brownouts: Vec<(DateTime<Utc>, DateTime<Utc>)>,
+    /// While deprecated, a client whose first request came after the deprecation is refused.
+    pub refuse_new_clients: bool,
 }
 
 fn instant(name: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
@@ -65,7 +67,12 @@ impl Lifecycle {
                 deprecated_at.ok_or_else(|| anyhow::anyhow!("{brownouts_name} needs {deprecated_name}"))?;
             anyhow::ensure!(brownouts[0].0 >= deprecated, "{brownouts_name} starts before {deprecated_name}");
         }
-        Ok(Self { deprecated_at, sunset_at, brownouts })
+        let refuse_new_clients = match configured.new_clients.as_deref().map(str::trim) {
+            None | Some("allow") => false,
+            Some("refuse") => true,
+            Some(other) => anyhow::bail!("{}={other:?} must be allow or refuse", name("NEW_CLIENTS")),
+        };
+        Ok(Self { deprecated_at, sunset_at, brownouts, refuse_new_clients })
     }
 
     pub fn stage(&self, now: DateTime<Utc>) -> Stage {

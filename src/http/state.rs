@@ -54,6 +54,8 @@ pub struct AppState {
     pub workbench: Workbench,
     /// The brownouts operators set, refreshed from the store by every instance.
     pub brownouts: RwLock<Vec<Brownout>>,
+    /// The clients each version closed to new clients served before its deprecation.
+    pub established: crate::ops::newcomers::Established,
     pub maintenance: Maintenance,
     /// Open connections and their limit, counted by the acceptor.
     pub connections: Arc<super::guard::Connections>,
@@ -113,6 +115,7 @@ impl AppState {
             activity: ActivityRecorder::default(),
             workbench: Workbench::new(store.clone()),
             brownouts: RwLock::default(),
+            established: Default::default(),
             maintenance,
             draining: Default::default(),
             connections: Default::default(),
@@ -138,7 +141,7 @@ impl AppState {
         self.dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
         let brownouts = self.workbench.brownouts().await?;
         *self.brownouts.write().expect("brownouts") = brownouts;
-        Ok(())
+        self.established.refresh(self.store.as_ref(), &self.dispatch).await
     }
 }
 

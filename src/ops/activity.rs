@@ -72,6 +72,7 @@ impl ActivityRecorder {
             tenant: tenant.to_string(),
             subject: subject.to_string(),
             requests: 0,
+            first_request: None,
             last_request: None,
             rehearsals: 0,
             last_rehearsal: None,
@@ -88,6 +89,9 @@ impl ActivityRecorder {
         }
         cell.requests += 1;
         cell.last_request = later(cell.last_request, Some(at));
+        if outcome == Outcome::Request {
+            cell.first_request = Some(cell.first_request.map_or(at, |first| first.min(at)));
+        }
         let Some((method, route)) = seen.operation else { return };
         let operation = (version, tenant.clone(), subject.clone(), method, route.clone());
         let cell = buffer.routes.entry(operation.clone()).or_insert_with(|| operation_cell(&operation, at));
@@ -213,6 +217,10 @@ fn merge(into: &mut Buffer, from: Buffer) {
             Some(c) => {
                 c.requests += cell.requests;
                 c.last_request = later(c.last_request, cell.last_request);
+                c.first_request = match (c.first_request, cell.first_request) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
                 c.rehearsals += cell.rehearsals;
                 c.last_rehearsal = later(c.last_rehearsal, cell.last_rehearsal);
                 c.refusals += cell.refusals;

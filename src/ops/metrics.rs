@@ -59,6 +59,8 @@ pub struct Metrics {
     durations: Family<(u16, Arc<str>), Histogram, Fast>,
     /// Keyed by client names, which clients choose: SipHash stays.
     deprecated: Family<(u16, String), AtomicU64>,
+    /// Requests of clients new to a version closed to them, by version.
+    new_clients_refused: Family<u16, AtomicU64>,
 }
 
 /// Finds or adds the entry for `key`: a read lock on the hot path, a write lock once per key.
@@ -107,6 +109,11 @@ impl Metrics {
         let full = !known && self.deprecated.read().expect("metrics lock").len() >= MAX_CLIENTS;
         let key = if full { (version, "other".to_string()) } else { key };
         entry(&self.deprecated, &key).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A new client refused by a version closed to new clients.
+    pub fn new_client_refused(&self, version: u16) {
+        entry(&self.new_clients_refused, &version).fetch_add(1, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition, with `gauges` (name, help, value) appended.
@@ -176,6 +183,19 @@ impl Metrics {
                 "tandem_deprecated_requests_total{{version=\"{version}\",client=\"{}\"}} {n}",
                 escape(&client)
             );
+        }
+        out.push_str("# HELP tandem_new_clients_refused_total Requests refused because the client is new to a version closed to new clients.\n");
+        out.push_str("# TYPE tandem_new_clients_refused_total counter\n");
+        let mut refused: Vec<_> = self
+            .new_clients_refused
+            .read()
+            .expect("metrics lock")
+            .iter()
+            .map(|(version, n)| (*version, n.load(Ordering::Relaxed)))
+            .collect();
+        refused.sort();
+        for (version, n) in refused {
+            let _ = writeln!(out, "tandem_new_clients_refused_total{{version=\"{version}\"}} {n}");
         }
         for (name, kind, help, value) in gauges {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");

@@ -4,6 +4,7 @@
 pub mod activity;
 pub mod maintenance;
 pub mod metrics;
+pub mod newcomers;
 pub mod rate_limit;
 pub mod recent_writes;
 pub mod usage;

@@ -42,6 +42,9 @@ pub struct LifecycleSettings {
     pub sunset_at: Option<String>,
     /// Comma-separated `start/end` RFC 3339 intervals.
     pub brownouts: Option<String>,
+    /// `allow` (the default) or `refuse`: whether a client first seen after the deprecation may
+    /// start using the version.
+    pub new_clients: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -70,7 +73,13 @@ impl Settings {
             text(value);
         }
         for lifecycle in self.lifecycle.versions.values_mut() {
-            for value in [&mut lifecycle.deprecated_at, &mut lifecycle.sunset_at, &mut lifecycle.brownouts] {
+            let values = [
+                &mut lifecycle.deprecated_at,
+                &mut lifecycle.sunset_at,
+                &mut lifecycle.brownouts,
+                &mut lifecycle.new_clients,
+            ];
+            for value in values {
                 text(value);
             }
         }

@@ -84,6 +84,8 @@ pub struct Identity {
 pub enum Refusal {
     Rehearsal,
     Brownout,
+    /// A client new to a version closed to new clients.
+    NewClient,
 }
 
 impl RequestInfo {

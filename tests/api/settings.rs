@@ -73,6 +73,7 @@ fn rows() -> Vec<Row> {
         "TANDEM_V1_DEPRECATED_AT" => deprecated_at,
         "TANDEM_V1_SUNSET_AT" => sunset_at,
         "TANDEM_V1_BROWNOUTS" => brownouts,
+        "TANDEM_V1_NEW_CLIENTS" => new_clients,
         "TANDEM_MAX_PAGE_SIZE" => max_page_size,
         "TANDEM_DEFAULT_PAGE_SIZE" => default_page_size,
         "TANDEM_MAX_BODY_BYTES" => max_body_bytes,
@@ -424,6 +425,29 @@ async fn brownouts(backend: Backend) {
     reply.assert_status(410);
     let retry: u64 = reply.header("retry-after").expect("Retry-After until the brownout ends").parse().unwrap();
     assert!((1..=300).contains(&retry), "{retry}");
+}
+
+async fn new_clients(backend: Backend) {
+    let env = [("TANDEM_V1_DEPRECATED_AT", Some("2024-01-01T00:00:00Z")), ("TANDEM_V1_NEW_CLIENTS", Some("refuse"))];
+    let served = start(&backend, &env).await;
+    // The harness's admin token was never served by v1: it is new, and v1 takes no new clients.
+    let reply = served.get("/users").await;
+    reply.assert_status(410);
+    assert!(reply.json()["message"].as_str().unwrap().contains("takes no new clients"), "{}", reply.text);
+    served.get("/api/v2/users").await.assert_status(200);
+    // A bad value stops the start, as every lifecycle setting's does (exit 1, like a sunset
+    // without its deprecation).
+    let database_url = backend.fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("TANDEM_DATABASE_URL", Some(database_url.as_str())),
+        ("TANDEM_JWT_SECRET", Some(tokens::SECRET)),
+        ("TANDEM_V1_NEW_CLIENTS", Some("maybe")),
+    ];
+    let output = binary::run(dir.path(), &["serve"], &env);
+    let message = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("TANDEM_V1_NEW_CLIENTS=\"maybe\" must be allow or refuse"), "{message}");
 }
 
 async fn max_page_size(backend: Backend) {

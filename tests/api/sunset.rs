@@ -17,6 +17,7 @@ crate::scenarios![
     readiness_names_who_blocks_and_when_the_traffic_ends,
     readiness_counts_every_instance,
     sunset_check_gates_a_release_pipeline,
+    a_deprecated_version_takes_no_new_clients,
     the_api_catalog_links_every_version_and_its_retirement,
 ];
 
@@ -232,4 +233,64 @@ async fn the_api_catalog_links_every_version_and_its_retirement(backend: Backend
     clock.set("2025-12-31T00:00:00Z");
     let before = send(app.client.get(app.url("/.well-known/api-catalog"))).await.json();
     assert!(before["linkset"][0].get("deprecation").is_none() && before["linkset"][0].get("sunset").is_none());
+}
+
+/// `TANDEM_V1_NEW_CLIENTS=refuse`: a client v1 served before its deprecation is served as ever,
+/// on every instance; one that comes after is turned away to v2, dry runs included.
+async fn a_deprecated_version_takes_no_new_clients(backend: Backend) {
+    let closed = |s: &mut tandem::Settings| {
+        s.lifecycle_mut(1).deprecated_at = Some("2026-06-01T00:00:00Z".into());
+        s.lifecycle_mut(1).new_clients = Some("refuse".into());
+    };
+    let clock = FixedClock::at("2026-05-20T12:00:00Z");
+    let a = backend.spawn_at(closed, clock.clock()).await;
+    let (old, newcomer) = (token("old-app"), token("new-app"));
+    // Before the deprecation anyone may start; the old app does (a dry run or a rehearsal
+    // would not have counted).
+    assert_eq!(call(&a, &old, "/users").await, 200);
+    a.get("/admin/versions/1/readiness").await.assert_status(200); // A's counts, written
+    clock.set("2026-06-15T12:00:00Z");
+    let mut settings = test_settings(&a.database_url);
+    closed(&mut settings);
+    let b = TestApp::start_with_clock(settings, clock.clock()).await;
+    for app in [&a, &b] {
+        // Either instance reads who came before within the workbench's refresh (every second).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while call(app, &old, "/users").await != 200 {
+            assert!(std::time::Instant::now() < deadline, "the old client is still refused");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let refused = send(app.client.get(app.url("/api/v1/users")).bearer_auth(&newcomer)).await;
+        refused.assert_status(410);
+        assert!(refused.json()["message"].as_str().unwrap().contains("takes no new clients"), "{}", refused.text);
+        assert!(
+            refused.header("link").is_some_and(|l| l.contains("</api/v2/users>; rel=\"successor-version\"")),
+            "{refused:?}"
+        );
+        assert_eq!(refused.header("deprecation"), Some("@1780272000"));
+        let dry = send(
+            app.client
+                .post(app.url("/users"))
+                .bearer_auth(&newcomer)
+                .header("x-api-dry-run", "true")
+                .json(&json!({"name": "N", "email": "n@example.com"})),
+        )
+        .await;
+        dry.assert_status(410);
+        assert_eq!(dry.header("x-api-dry-run"), Some("true"));
+        assert_eq!(call(app, &newcomer, "/api/v2/users").await, 200, "v2 takes it");
+    }
+    // Refused requests are no first request: the newcomer stays new, and blocks nothing.
+    let refused = |metrics: String| -> u64 {
+        let line = metrics.lines().find(|l| l.starts_with("tandem_new_clients_refused_total{version=\"1\"}")).unwrap();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let before = refused(send(a.client.get(a.url("/metrics"))).await.text);
+    clock.set("2026-06-16T12:00:00Z");
+    assert_eq!(call(&a, &newcomer, "/users").await, 410);
+    assert_eq!(refused(send(a.client.get(a.url("/metrics"))).await.text), before + 1);
+    let answer = readiness(&a, "").await;
+    let subjects: Vec<&str> =
+        answer["blocking"].as_array().unwrap().iter().map(|c| c["subject"].as_str().unwrap()).collect();
+    assert_eq!(subjects, vec!["old-app"]);
 }

@@ -13,8 +13,9 @@ pub struct VersionActivity {
     pub version: u16,
     pub tenant: String,
     pub subject: String,
-    /// Requests other than rehearsals, and the last of them.
+    /// Requests other than rehearsals, and the first and last the version answered.
     pub requests: u64,
+    pub first_request: Option<DateTime<Utc>>,
     pub last_request: Option<DateTime<Utc>>,
     pub rehearsals: u64,
     pub last_rehearsal: Option<DateTime<Utc>>,
@@ -131,6 +132,10 @@ pub trait WorkbenchStore: Send + Sync {
 
     /// Every client's activity, or one client's (`tenant`, `subject`), summed over instances.
     async fn activity(&self, client: Option<(&str, &str)>) -> StoreResult<Activity>;
+
+    /// The clients (tenant, subject) the version answered a request of before `before`, or
+    /// before their first request was recorded at all.
+    async fn clients_before(&self, version: u16, before: DateTime<Utc>) -> StoreResult<Vec<(String, String)>>;
 
     /// Every tenant's pin row (cleared ones too).
     async fn pins(&self) -> StoreResult<Vec<Pin>>;

@@ -48,6 +48,10 @@ pub fn record(
         return;
     }
     let refusal = learned.refusal;
+    if refusal == Some(Refusal::NewClient) {
+        // Not answered: neither usage nor a first request of the version.
+        return;
+    }
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     // A version a newer one follows is counted before its deprecation too: its readiness for a
     // sunset must see the clients that called it before it was announced.
@@ -61,7 +65,7 @@ pub fn record(
     let outcome = match refusal {
         Some(Refusal::Rehearsal) => Outcome::Rehearsal,
         Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
-        None => Outcome::Request,
+        None | Some(Refusal::NewClient) => Outcome::Request,
     };
     // A version a newer one follows: its clients' operations, and the changes each request met.
     let retiring = retiring && info.route().is_some();

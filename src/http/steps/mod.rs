@@ -8,6 +8,7 @@ mod dry_run;
 mod freshness;
 mod lifecycle;
 mod maintenance;
+mod new_clients;
 mod operators;
 mod rate_limit;
 
@@ -86,6 +87,8 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
     let caller = authenticate::caller(req, state, &info, policy.admin).await?;
     // 7. A brownout aimed at this client.
     brownout::refuse_targeted(state, &caller, target.version, now)?;
+    //    And a deprecated version closed to clients it did not serve before.
+    new_clients::refuse_newcomer(state, &caller, target.version, now)?;
     // 8. The rate limit of the caller's tenant and subject.
     rate_limit::admit(&caller, state).await?;
     // 9. Whether a list may read the replica: not right after the caller's own write.

@@ -106,6 +106,7 @@ fn activity_from(
                     subject: r.try_get(2)?,
                     requests: r.try_get::<i64, _>(3)? as u64,
                     last_request: r.try_get(4)?,
+                    first_request: r.try_get("first_request")?,
                     rehearsals: r.try_get::<i64, _>(5)? as u64,
                     last_rehearsal: r.try_get(6)?,
                     refusals: r.try_get::<i64, _>(7)? as u64,
@@ -142,9 +143,10 @@ impl WorkbenchStore for PgStore {
                 for row in &batch.versions {
                     sqlx::query(
                         "INSERT INTO client_versions (version, tenant, subject, requests, last_request, rehearsals, \
-                         last_rehearsal, refusals) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                         last_rehearsal, refusals, first_request) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                          ON CONFLICT (version, tenant, subject) DO UPDATE SET \
                          requests = client_versions.requests + EXCLUDED.requests, \
+                         first_request = LEAST(client_versions.first_request, EXCLUDED.first_request), \
                          last_request = GREATEST(client_versions.last_request, EXCLUDED.last_request), \
                          rehearsals = client_versions.rehearsals + EXCLUDED.rehearsals, \
                          last_rehearsal = GREATEST(client_versions.last_rehearsal, EXCLUDED.last_rehearsal), \
@@ -158,6 +160,7 @@ impl WorkbenchStore for PgStore {
                     .bind(row.rehearsals as i64)
                     .bind(row.last_rehearsal)
                     .bind(row.refusals as i64)
+                    .bind(row.first_request)
                     .execute(traced(&mut *tx))
                     .await?;
                 }
@@ -234,7 +237,7 @@ impl WorkbenchStore for PgStore {
                 .with_conn(async |c| {
                     let versions = sqlx::query(&format!(
                         "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, \
-                         refusals FROM client_versions {WHERE} ORDER BY tenant, subject, version"
+                         refusals, first_request FROM client_versions {WHERE} ORDER BY tenant, subject, version"
                     ))
                     .bind(tenant)
                     .bind(subject)
@@ -274,6 +277,28 @@ impl WorkbenchStore for PgStore {
             let mut activity = activity_from(&versions, &per_route[0], &per_route[1], &exposures).map_err(classify)?;
             activity.details = details.iter().map(detail_from).collect::<Result<_, _>>().map_err(classify)?;
             Ok(activity)
+        })
+        .await
+    }
+
+    async fn clients_before(&self, version: u16, before: DateTime<Utc>) -> StoreResult<Vec<(String, String)>> {
+        timed(self.timeout, async {
+            let rows = self
+                .with_conn(async |c| {
+                    sqlx::query(
+                        "SELECT tenant, subject FROM client_versions WHERE version = $1 AND requests > 0 \
+                         AND (first_request < $2 OR (first_request IS NULL AND last_request < $2))",
+                    )
+                    .bind(i32::from(version))
+                    .bind(before)
+                    .fetch_all(traced(c))
+                    .await
+                })
+                .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get("tenant")?, r.try_get("subject")?)))
+                .collect::<Result<_, _>>()
+                .map_err(classify)
         })
         .await
     }

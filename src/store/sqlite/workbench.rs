@@ -34,6 +34,11 @@ fn later(a: &str, b: &str) -> String {
     LATER.replace("{a}", a).replace("{b}", b)
 }
 
+/// The earlier of two nullable times (SQLite's `min` is NULL if either is).
+fn earlier(a: &str, b: &str) -> String {
+    format!("min(coalesce({a}, {b}), coalesce({b}, {a}))")
+}
+
 async fn insert_audit(c: &mut SqliteConnection, audit: &AuditEntry) -> Result<(), sqlx::Error> {
     sqlx::query("INSERT INTO audit (at, actor, action, target, before, after) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         .bind(audit.at.timestamp())
@@ -112,12 +117,13 @@ impl WorkbenchStore for SqliteStore {
             let mut tx = self.pool.begin().await.map_err(classify)?;
             let versions = format!(
                 "INSERT INTO client_versions (version, tenant, subject, requests, last_request, rehearsals, \
-                 last_rehearsal, refusals) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                 last_rehearsal, refusals, first_request) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
                  ON CONFLICT (version, tenant, subject) DO UPDATE SET requests = requests + excluded.requests, \
                  last_request = {}, rehearsals = rehearsals + excluded.rehearsals, last_rehearsal = {}, \
-                 refusals = refusals + excluded.refusals",
+                 refusals = refusals + excluded.refusals, first_request = {}",
                 later("last_request", "excluded.last_request"),
                 later("last_rehearsal", "excluded.last_rehearsal"),
+                earlier("first_request", "excluded.first_request"),
             );
             for row in &batch.versions {
                 sqlx::query(&versions)
@@ -129,6 +135,7 @@ impl WorkbenchStore for SqliteStore {
                     .bind(row.rehearsals as i64)
                     .bind(row.last_rehearsal.map(|t| t.timestamp()))
                     .bind(row.refusals as i64)
+                    .bind(row.first_request.map(|t| t.timestamp()))
                     .execute(traced(&mut *tx))
                     .await
                     .map_err(classify)?;
@@ -201,8 +208,8 @@ impl WorkbenchStore for SqliteStore {
         timed(self.timeout, async {
             let mut c = self.pool.acquire().await.map_err(classify)?;
             let versions = sqlx::query(&format!(
-                "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, refusals \
-                 FROM client_versions {WHERE} ORDER BY tenant, subject, version"
+                "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, refusals, \
+                 first_request FROM client_versions {WHERE} ORDER BY tenant, subject, version"
             ))
             .bind(tenant)
             .bind(subject)
@@ -252,6 +259,7 @@ impl WorkbenchStore for SqliteStore {
                                 subject: r.try_get(2)?,
                                 requests: r.try_get::<i64, _>(3)? as u64,
                                 last_request: maybe_time(r.try_get(4)?)?,
+                                first_request: maybe_time(r.try_get("first_request")?)?,
                                 rehearsals: r.try_get::<i64, _>(5)? as u64,
                                 last_rehearsal: maybe_time(r.try_get(6)?)?,
                                 refusals: r.try_get::<i64, _>(7)? as u64,
@@ -279,6 +287,25 @@ impl WorkbenchStore for SqliteStore {
                 })
             };
             read().map_err(classify)
+        })
+        .await
+    }
+
+    async fn clients_before(&self, version: u16, before: DateTime<Utc>) -> StoreResult<Vec<(String, String)>> {
+        timed(self.timeout, async {
+            let rows = sqlx::query(
+                "SELECT tenant, subject FROM client_versions WHERE version = ?1 AND requests > 0 \
+                 AND (first_request < ?2 OR (first_request IS NULL AND last_request < ?2))",
+            )
+            .bind(i64::from(version))
+            .bind(before.timestamp())
+            .fetch_all(traced(&self.pool))
+            .await
+            .map_err(classify)?;
+            rows.iter()
+                .map(|r| Ok((r.try_get("tenant")?, r.try_get("subject")?)))
+                .collect::<Result<_, _>>()
+                .map_err(classify)
         })
         .await
     }

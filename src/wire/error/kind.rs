@@ -22,6 +22,7 @@ pub enum Kind {
     IdempotencyInFlight,
     IdempotencyKeyReused,
     ApiVersionSunset,
+    ApiVersionClosed,
     PreconditionFailed,
     PayloadTooLarge,
     UriTooLong,
@@ -36,7 +37,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 27] = [
+    pub const ALL: [Kind; 28] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -53,6 +54,7 @@ impl Kind {
         Kind::IdempotencyInFlight,
         Kind::IdempotencyKeyReused,
         Kind::ApiVersionSunset,
+        Kind::ApiVersionClosed,
         Kind::PreconditionFailed,
         Kind::PayloadTooLarge,
         Kind::UriTooLong,
@@ -82,7 +84,7 @@ impl Kind {
                 StatusCode::CONFLICT
             }
             Kind::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            Kind::ApiVersionSunset => StatusCode::GONE,
+            Kind::ApiVersionSunset | Kind::ApiVersionClosed => StatusCode::GONE,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::UriTooLong => StatusCode::URI_TOO_LONG,
@@ -113,6 +115,7 @@ impl Kind {
             Kind::IdempotencyInFlight => "idempotency-in-flight",
             Kind::IdempotencyKeyReused => "idempotency-key-reused",
             Kind::ApiVersionSunset => "api-version-sunset",
+            Kind::ApiVersionClosed => "api-version-closed",
             Kind::PreconditionFailed => "precondition-failed",
             Kind::PayloadTooLarge => "payload-too-large",
             Kind::UriTooLong => "uri-too-long",
@@ -155,6 +158,11 @@ impl Kind {
                 ("Idempotency-Key reused", "Idempotency-Key wiederverwendet", "Idempotency-Key réutilisée")
             }
             Kind::ApiVersionSunset => ("API version retired", "API-Version eingestellt", "Version d'API retirée"),
+            Kind::ApiVersionClosed => (
+                "API version closed to new clients",
+                "API-Version für neue Clients geschlossen",
+                "Version d'API fermée aux nouveaux clients",
+            ),
             Kind::PreconditionFailed => {
                 ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition")
             }
@@ -238,6 +246,11 @@ impl Kind {
                 "This Idempotency-Key was used for a different request (method, path, version or body)",
                 "Dieser Idempotency-Key wurde für eine andere Anfrage verwendet (Methode, Pfad, Version oder Inhalt)",
                 "Cette Idempotency-Key a servi à une autre requête (méthode, chemin, version ou corps)",
+            ),
+            Kind::ApiVersionClosed => (
+                "Version {} of this API is deprecated and takes no new clients; use its successor (see the Link header)",
+                "Version {} dieser API ist veraltet und nimmt keine neuen Clients an; bitte die Nachfolgeversion nutzen (siehe Link-Header)",
+                "La version {} de cette API est dépréciée et n'accepte plus de nouveaux clients ; utilisez la version suivante (voir l'en-tête Link)",
             ),
             Kind::ApiVersionSunset => (
                 "Version {} of this API is retired; move to its successor (see the Link header)",
