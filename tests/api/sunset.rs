@@ -18,7 +18,9 @@ crate::scenarios![
     readiness_counts_every_instance,
     sunset_check_gates_a_release_pipeline,
     a_deprecated_version_takes_no_new_clients,
-    the_api_catalog_links_every_version_and_its_retirement,
+    the_api_catalog_links_every_version_and_its_retirement;
+    in a browser:
+    the_dashboard_leads_with_the_verdict,
 ];
 
 fn deprecated(s: &mut tandem::Settings) {
@@ -293,4 +295,40 @@ async fn a_deprecated_version_takes_no_new_clients(backend: Backend) {
     let subjects: Vec<&str> =
         answer["blocking"].as_array().unwrap().iter().map(|c| c["subject"].as_str().unwrap()).collect();
     assert_eq!(subjects, vec!["old-app"]);
+}
+
+/// The dashboard in a real Chromium opens with the verdict, shows each client's changes to make
+/// in its row, and says so in words where a table is empty. Leaves `target/dashboard-verdict.png`.
+async fn the_dashboard_leads_with_the_verdict(backend: Backend) {
+    let app = backend
+        .spawn_with(|s| {
+            s.lifecycle_mut(1).deprecated_at = Some("2026-01-01T00:00:00Z".into());
+            s.lifecycle_mut(1).sunset_at = Some("2099-01-01T00:00:00Z".into());
+        })
+        .await;
+    for _ in 0..2 {
+        assert_eq!(call(&app, &token("ci-bot"), "/api/v1/customers?sortBy=name").await, 200);
+    }
+    assert_eq!(call(&app, &token("web"), "/users").await, 200);
+
+    let mut browser = crate::harness::browser::Browser::launch().await;
+    browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
+    browser.wait_for("!document.getElementById('verdict').hidden", std::time::Duration::from_secs(10)).await;
+    let verdict = browser.eval("document.getElementById('verdict-text').textContent").await;
+    assert_eq!(verdict, "v1 is not ready to turn off: 2 clients called it in the last 7 days.");
+    let detail = browser.eval("document.getElementById('verdict-detail').textContent").await;
+    assert!(detail.as_str().unwrap().starts_with("Sunset 2099-01-01 ("), "{detail}");
+    let verdict_first = browser
+        .eval("document.getElementById('verdict').compareDocumentPosition(document.getElementById('report')) === Node.DOCUMENT_POSITION_FOLLOWING")
+        .await;
+    assert_eq!(verdict_first, true, "the page opens with the verdict");
+    let must_change = browser
+        .eval("[...document.querySelectorAll('#progress tbody tr')].map(r => [r.cells[1].textContent, r.cells[5].textContent])")
+        .await;
+    assert_eq!(must_change, json!([["ci-bot", "1"], ["web", "0"]]));
+    let empty = browser.eval("document.querySelector('#pins td.empty').textContent").await;
+    assert_eq!(empty, "No tenant is pinned to a version.");
+    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-verdict.png");
+    browser.screenshot(&shot).await;
+    assert!(std::fs::metadata(&shot).unwrap().len() > 1000, "a screenshot was written");
 }
