@@ -37,6 +37,7 @@ const SCENARIOS: &[Named] = scenarios![
     scenarios::one_key_across_all_instances,
     scenarios::the_rate_limit_holds_across_instances,
     scenarios::operators_changes_reach_every_instance_within_2s,
+    scenarios::new_clients_and_readiness_hold_across_instances,
     scenarios::the_replica_serves_lists_and_a_writer_reads_its_write,
     scenarios::lists_survive_the_replica_stopping_and_return_to_it,
     load::a_rolling_restart_under_load_loses_nothing,

@@ -283,3 +283,57 @@ pub async fn lists_survive_the_replica_stopping_and_return_to_it(fleet: &mut Fle
     assert!(failed.is_empty(), "lists failed: {failed:?}");
     assert!(after > before, "lists did not return to the replica");
 }
+
+/// Two more instances, closed to new clients from a v1 deprecation a few seconds after they
+/// start (README "Deciding a sunset"): a client they served before it is served by both after,
+/// one that comes after is refused by both, and readiness asked of either counts both.
+pub async fn new_clients_and_readiness_hold_across_instances(fleet: &mut Fleet) {
+    let client = Client::new();
+    let deprecated_at = (chrono::Utc::now() + chrono::Duration::seconds(4)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let database_url = fleet.database_url();
+    let closing = [("TANDEM_V1_DEPRECATED_AT", deprecated_at.clone()), ("TANDEM_V1_NEW_CLIENTS", "refuse".to_string())];
+    let mut a = fleet.extra_instance_with(&database_url, "closing-a", &closing).await;
+    let mut b = fleet.extra_instance_with(&database_url, "closing-b", &closing).await;
+    let (old, newcomer) = (client_token(&format!("old-{}", unique())), client_token(&format!("new-{}", unique())));
+    let v1 = async |base: String, token: &str| {
+        status(request(&client, Method::GET, format!("{base}/api/v1/users"), token)).await.map(|r| r.0).unwrap_or(0)
+    };
+    // Before the deprecation: one request on each.
+    assert_eq!(v1(a.url(), &old).await, 200);
+    assert_eq!(v1(b.url(), &old).await, 200);
+    let deprecated = chrono::DateTime::parse_from_rfc3339(&deprecated_at).unwrap().with_timezone(&chrono::Utc);
+    let wait = (deprecated - chrono::Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(200);
+    tokio::time::sleep(wait).await;
+    // After it: the newcomer is refused by both at once; the old client is served by both as
+    // soon as its earlier requests are recorded (within the 5 s of a usage flush) and read.
+    for base in [a.url(), b.url()] {
+        let (code, _, body) =
+            status(request(&client, Method::GET, format!("{base}/api/v1/users"), &newcomer)).await.unwrap();
+        assert_eq!(code, 410, "{body}");
+        assert!(body.contains("takes no new clients"), "{body}");
+        assert_eq!(v1(base.clone(), &newcomer).await, 410);
+    }
+    let started = Instant::now();
+    for base in [a.url(), b.url()] {
+        while v1(base.clone(), &old).await != 200 {
+            assert!(started.elapsed() < Duration::from_secs(8), "the old client is still refused by {base}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    // Readiness asked of A counts the old client's requests on both (B writes its own first).
+    let admin = admin_token();
+    let readiness = async |base: String| {
+        let url = format!("{base}/admin/versions/1/readiness");
+        client.get(url).bearer_auth(&admin).send().await.unwrap().json::<serde_json::Value>().await.unwrap()
+    };
+    readiness(b.url()).await;
+    let answer = readiness(a.url()).await;
+    let subject = |c: &serde_json::Value| c["subject"].as_str().unwrap_or_default().to_string();
+    let mine: Vec<&serde_json::Value> =
+        answer["blocking"].as_array().unwrap().iter().filter(|c| subject(c).starts_with("old-")).collect();
+    let requests: Vec<u64> = mine.iter().map(|c| c["requests"].as_u64().unwrap()).collect();
+    assert!(requests.iter().any(|n| *n >= 4), "both instances' requests of the old client: {answer}");
+    assert!(!answer["blocking"].as_array().unwrap().iter().any(|c| subject(c).starts_with("new-")), "{answer}");
+    a.terminate().await;
+    b.terminate().await;
+}

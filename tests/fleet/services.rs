@@ -231,6 +231,11 @@ impl Fleet {
 
     /// A further instance like the fleet's own, on `database_url` with no replica; started.
     pub async fn extra_instance(&self, database_url: &str, name: &str) -> Instance {
+        self.extra_instance_with(database_url, name, &[]).await
+    }
+
+    /// [`Fleet::extra_instance`], with `settings` over the fleet's own.
+    pub async fn extra_instance_with(&self, database_url: &str, name: &str, settings: &[(&str, String)]) -> Instance {
         let port = free_port();
         let mut env: Vec<(String, String)> =
             self.instances[0].env.iter().filter(|(k, _)| k != "TANDEM_DATABASE_REPLICA_URL").cloned().collect();
@@ -241,10 +246,20 @@ impl Fleet {
                 _ => {}
             }
         }
+        for (key, value) in settings {
+            env.retain(|(k, _)| k != key);
+            env.push((key.to_string(), value.clone()));
+        }
         let mut instance = Instance { port, process: None, env, log: self.dir.join(format!("{name}.log")) };
         instance.start(&self.tandem);
         instance.wait_ready().await;
         instance
+    }
+
+    /// The URL the fleet's instances write to.
+    pub fn database_url(&self) -> String {
+        let env = &self.instances[0].env;
+        env.iter().find(|(k, _)| k == "TANDEM_DATABASE_URL").map(|(_, v)| v.clone()).expect("a database URL")
     }
 
     pub fn instance_log(&self, i: usize) -> String {
