@@ -75,6 +75,11 @@ impl Lifecycle {
         Ok(Self { deprecated_at, sunset_at, brownouts, refuse_new_clients })
     }
 
+    /// Whole days until the sunset, a part day counting as one (0 once it has passed).
+    pub fn days_left(&self, now: DateTime<Utc>) -> Option<i64> {
+        self.sunset_at.map(|sunset| ((sunset - now).num_seconds().max(0) + 86_399) / 86_400)
+    }
+
     pub fn stage(&self, now: DateTime<Utc>) -> Stage {
         if self.sunset_at.is_some_and(|s| now >= s) {
             return Stage::Sunset;

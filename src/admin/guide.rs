@@ -94,7 +94,7 @@ impl Guide {
             .collect();
         let lifecycle = state.dispatch.lifecycle(from).cloned().unwrap_or_default();
         let sunset_at = lifecycle.sunset_at;
-        let days_left = sunset_at.map(|sunset| ((sunset - now).num_seconds().max(0) + 86_399) / 86_400);
+        let days_left = lifecycle.days_left(now);
         let must_change = routes.iter().any(|r| !r.must_change.is_empty());
         Guide {
             tenant: record.tenant.clone(),

@@ -54,7 +54,7 @@ fn versions(state: &AppState, asked: Option<u16>) -> Result<(u16, u16), ApiError
 /// One record as README "The migration workbench" shapes it.
 fn record_json(state: &AppState, record: &ClientRecord, version: u16, successor: u16, now: DateTime<Utc>) -> Value {
     let lifecycle = state.dispatch.lifecycle(version).cloned().unwrap_or_default();
-    let days_left = lifecycle.sunset_at.map(|sunset| ((sunset - now).num_seconds().max(0) + 86_399) / 86_400);
+    let days_left = lifecycle.days_left(now);
     let routes: Vec<Value> = record
         .routes
         .iter()

@@ -67,7 +67,7 @@ fn to_json(readiness: &Readiness, dispatch: &Dispatch, now: DateTime<Utc>) -> Va
     let lifecycle = dispatch.lifecycle(readiness.version).cloned().unwrap_or_default();
     let deprecated = lifecycle.deprecated_at.is_some_and(|at| at <= now);
     let sunset_at = lifecycle.sunset_at.filter(|_| deprecated);
-    let days_left = sunset_at.map(|sunset| ((sunset - now).num_seconds().max(0) + 86_399) / 86_400);
+    let days_left = lifecycle.days_left(now).filter(|_| deprecated);
     let blocking: Vec<Value> = readiness
         .blocking
         .iter()

@@ -37,7 +37,11 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
     for (path, operations) in committed["paths"].as_object().unwrap() {
         for method in operations.as_object().unwrap().keys() {
             // Each described operation is routed: answered by anything but 404 or 405.
-            let path = path.replace("{slug}", "not-found").replace("{tenant}", "acme").replace("{id}", "x");
+            let path = path
+                .replace("{slug}", "not-found")
+                .replace("{tenant}", "acme")
+                .replace("{id}", "x")
+                .replace("{version}", "1");
             let reply = send(app.request(method.to_uppercase().parse().unwrap(), &path)).await;
             assert!(![404, 405].contains(&reply.status), "{method} {path}: {}", reply.status);
         }
