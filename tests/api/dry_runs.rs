@@ -94,7 +94,7 @@ fn comparable(mut body: Value) -> Value {
     fn strip(value: &mut Value) {
         match value {
             Value::Object(map) => {
-                for key in ["id", "createdAt", "updatedAt", "correlationId", "traceId"] {
+                for key in ["id", "createdAt", "updatedAt", "timestamp", "correlationId", "traceId"] {
                     map.remove(key);
                 }
                 map.values_mut().for_each(strip);
