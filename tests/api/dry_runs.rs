@@ -284,6 +284,7 @@ async fn bad_values_are_400_and_false_is_an_ordinary_request(backend: Backend) {
         reply.assert_status(400);
         assert_eq!(reply.error_codes(), vec![("X-API-Dry-Run".to_string(), "one_of".to_string())], "{value:?}");
         assert_eq!(reply.header(DRY.0), None);
+        assert_eq!(reply.header("api-version"), Some("2"), "the refusal names the version that answered");
     }
     let twice = send(app.request(Method::GET, "/api/v2/users").header(DRY.0, "true").header(DRY.0, "true")).await;
     twice.assert_status(400);

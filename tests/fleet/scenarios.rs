@@ -289,7 +289,8 @@ pub async fn lists_survive_the_replica_stopping_and_return_to_it(fleet: &mut Fle
 /// one that comes after is refused by both, and readiness asked of either counts both.
 pub async fn new_clients_and_readiness_hold_across_instances(fleet: &mut Fleet) {
     let client = Client::new();
-    let deprecated_at = (chrono::Utc::now() + chrono::Duration::seconds(4)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    // Far enough ahead that both instances start and serve the old client before it.
+    let deprecated_at = (chrono::Utc::now() + chrono::Duration::seconds(12)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
     let database_url = fleet.database_url();
     let closing = [("TANDEM_V1_DEPRECATED_AT", deprecated_at.clone()), ("TANDEM_V1_NEW_CLIENTS", "refuse".to_string())];
     let mut a = fleet.extra_instance_with(&database_url, "closing-a", &closing).await;
@@ -302,6 +303,7 @@ pub async fn new_clients_and_readiness_hold_across_instances(fleet: &mut Fleet) 
     assert_eq!(v1(a.url(), &old).await, 200);
     assert_eq!(v1(b.url(), &old).await, 200);
     let deprecated = chrono::DateTime::parse_from_rfc3339(&deprecated_at).unwrap().with_timezone(&chrono::Utc);
+    assert!(chrono::Utc::now() < deprecated, "the instances took too long to start: the test proves nothing");
     let wait = (deprecated - chrono::Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(200);
     tokio::time::sleep(wait).await;
     // After it: the newcomer is refused by both at once; the old client is served by both as

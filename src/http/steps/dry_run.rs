@@ -24,7 +24,8 @@ pub fn refuse_bad_value(info: &RequestInfo) -> Result<(), ApiError> {
 pub fn refuse_outside_versions(info: &RequestInfo) -> Result<(), ApiError> {
     match info.dry_run {
         DryRun::Yes => Err(refusal(Rule::OneOf("false".into()))),
-        DryRun::No | DryRun::Invalid => Ok(()),
+        DryRun::Invalid => refuse_bad_value(info),
+        DryRun::No => Ok(()),
     }
 }
 

@@ -50,17 +50,15 @@ impl From<ApiError> for Refused {
 /// The steps, in order.
 pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Refused> {
     let info = context::info(req);
-    // 1. `X-API-Dry-Run` is `true` or `false`.
-    dry_run::refuse_bad_value(&info)?;
-    // 2. Routes outside the versions take no dry run; those that need a token: operators' and
-    //    a client's own.
+    // 1. Routes outside the versions take no dry run (nor a bad value of its header); those
+    //    that need a token: operators' and a client's own.
     if let Some(route) = state.fixed.find(req.uri().path()) {
         dry_run::refuse_outside_versions(&info)?;
         if operators::admit(req, state, &info, route.access).await? {
             return Ok(Prepared::Other);
         }
     }
-    // 3. Dispatch: the version, its route, the legacy path rewritten.
+    // 2. Dispatch: the version, its route, the legacy path rewritten.
     let target = match state.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => return Ok(Prepared::Other),
         Resolution::Document { rewritten, .. } => {
@@ -72,6 +70,9 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
         }
         Resolution::Api(target) => target,
     };
+    // 3. `X-API-Dry-Run` is `true` or `false` (refused once dispatch has named the version, so
+    //    the answer says which one answered).
+    dry_run::refuse_bad_value(&info)?;
     // 4. Maintenance refuses every version's operations.
     maintenance::refuse_during(state)?;
     // 5. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
