@@ -47,7 +47,8 @@ struct Buffer {
     /// Dry runs per operation of any version, apart from everything else.
     dry_runs: HashMap<Operation, RouteActivity>,
     exposures: HashMap<(Operation, &'static str), ExposureActivity>,
-    details: HashMap<(Operation, &'static str, String), DetailActivity>,
+    /// Per operation and change, its details by text: the inner map's size is the bound's count.
+    details: HashMap<(Operation, &'static str), HashMap<String, DetailActivity>>,
 }
 
 #[derive(Default)]
@@ -138,7 +139,7 @@ impl ActivityRecorder {
             + buffer.routes.len()
             + buffer.dry_runs.len()
             + buffer.exposures.len()
-            + buffer.details.len()
+            + buffer.details.values().map(HashMap::len).sum::<usize>()
     }
 
     /// Writes what is buffered; on failure the counts go back into the buffer, nothing lost.
@@ -150,7 +151,7 @@ impl ActivityRecorder {
             routes: taken.routes.values().cloned().collect(),
             dry_runs: taken.dry_runs.values().cloned().collect(),
             exposures: taken.exposures.values().cloned().collect(),
-            details: taken.details.values().cloned().collect(),
+            details: taken.details.values().flat_map(HashMap::values).cloned().collect(),
         };
         if batch.is_empty() {
             return Ok(());
@@ -167,15 +168,12 @@ impl ActivityRecorder {
 /// One more request whose `detail` met `change`, unless the operation and change already hold
 /// [`MAX_DETAILS`] others here (the store bounds them across instances too).
 fn count_detail(buffer: &mut Buffer, operation: &Operation, change: &'static str, detail: &str, at: DateTime<Utc>) {
-    let key = (operation.clone(), change, detail.to_string());
-    if !buffer.details.contains_key(&key) {
-        let held = buffer.details.keys().filter(|(o, c, _)| o == operation && *c == change).count();
-        if held >= MAX_DETAILS {
-            return;
-        }
+    let held = buffer.details.entry((operation.clone(), change)).or_default();
+    if !held.contains_key(detail) && held.len() >= MAX_DETAILS {
+        return;
     }
     let (version, tenant, subject, method, route) = operation;
-    let cell = buffer.details.entry(key).or_insert_with(|| DetailActivity {
+    let cell = held.entry(detail.to_string()).or_insert_with(|| DetailActivity {
         version: *version,
         tenant: tenant.to_string(),
         subject: subject.to_string(),
@@ -244,14 +242,17 @@ fn merge(into: &mut Buffer, from: Buffer) {
             }
         }
     }
-    for (key, cell) in from.details {
-        match into.details.get_mut(&key) {
-            Some(c) => {
-                c.requests += cell.requests;
-                c.last_seen = c.last_seen.max(cell.last_seen);
-            }
-            None => {
-                into.details.insert(key, cell);
+    for (key, cells) in from.details {
+        let held = into.details.entry(key).or_default();
+        for (detail, cell) in cells {
+            match held.get_mut(&detail) {
+                Some(c) => {
+                    c.requests += cell.requests;
+                    c.last_seen = c.last_seen.max(cell.last_seen);
+                }
+                None => {
+                    held.insert(detail, cell);
+                }
             }
         }
     }
@@ -301,7 +302,7 @@ mod tests {
         assert_eq!(version.last_rehearsal, Some(at));
         assert_eq!(buffer.routes.values().next().unwrap().requests, 3);
         assert_eq!(buffer.exposures.values().next().unwrap().requests, 2);
-        let detail = buffer.details.values().next().unwrap();
+        let detail = buffer.details.values().flat_map(HashMap::values).next().unwrap();
         assert_eq!((detail.detail.as_str(), detail.requests), ("sortBy=name", 2));
         let dry_run = buffer.dry_runs.values().next().unwrap();
         assert_eq!((dry_run.version, dry_run.requests), (2, 1), "a dry run is no request of its version");
@@ -326,7 +327,7 @@ mod tests {
             recorder.record(&seen);
         }
         let buffer = recorder.buffer.lock().unwrap();
-        assert_eq!(buffer.details.len(), MAX_DETAILS);
+        assert_eq!(buffer.details.values().map(HashMap::len).sum::<usize>(), MAX_DETAILS);
         assert_eq!(buffer.exposures.values().next().unwrap().requests, (MAX_DETAILS + 5) as u64, "all counted");
     }
 }

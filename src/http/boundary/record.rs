@@ -47,34 +47,32 @@ pub fn record(
         }
         return;
     }
-    let refusal = learned.refusal;
-    if refusal == Some(Refusal::NewClient) {
+    let outcome = match learned.refusal {
         // Not answered: neither usage nor a first request of the version.
-        return;
-    }
+        Some(Refusal::NewClient) => return,
+        Some(Refusal::Rehearsal) => Outcome::Rehearsal,
+        Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
+        None => Outcome::Request,
+    };
     let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
     // A version a newer one follows is counted before its deprecation too: its readiness for a
     // sunset must see the clients that called it before it was announced.
     let retiring = state.dispatch.successor_version(version).is_some();
-    if (deprecated || retiring) && refusal.is_none() {
-        state.usage.record(version, tenant, subject, route, now);
+    if outcome == Outcome::Request {
+        if deprecated || retiring {
+            state.usage.record(version, tenant, subject, route, now);
+        }
+        if deprecated {
+            state.metrics.deprecated(version, &metric_client(tenant, subject));
+        }
     }
-    if deprecated && refusal.is_none() {
-        state.metrics.deprecated(version, &metric_client(tenant, subject));
-    }
-    let outcome = match refusal {
-        Some(Refusal::Rehearsal) => Outcome::Rehearsal,
-        Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
-        None | Some(Refusal::NewClient) => Outcome::Request,
-    };
     // A version a newer one follows: its clients' operations, and the changes each request met.
-    let retiring = retiring && info.route().is_some();
     state.activity.record(&Seen {
         version,
         tenant,
         subject,
         outcome,
-        operation: retiring.then_some((method_name, route)),
+        operation: (retiring && info.route().is_some()).then_some((method_name, route)),
         exposures: &learned.exposures.0,
         at: now,
     });
