@@ -14,7 +14,11 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{guide_text, migration::details_json};
+use super::{
+    guide_text,
+    migration::{self, details_json},
+    stamp,
+};
 use crate::{
     auth::Caller,
     changes::Change,
@@ -163,10 +167,6 @@ fn next_step(status: Status, must_change: bool, from: u16, to: u16) -> String {
     }
 }
 
-pub fn stamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 #[derive(Deserialize)]
 pub struct GuideQuery {
     version: Option<u16>,
@@ -174,24 +174,12 @@ pub struct GuideQuery {
     subject: Option<String>,
 }
 
-/// The retiring version asked about (default: the oldest that has a successor) and the next.
-fn versions(state: &AppState, asked: Option<u16>) -> Result<(u16, u16), ApiError> {
-    let retiring: Vec<u16> =
-        state.dispatch.versions().filter(|v| state.dispatch.successor_version(*v).is_some()).collect();
-    let version = asked.or(retiring.first().copied());
-    match version.and_then(|v| state.dispatch.successor_version(v).map(|s| (v, s))) {
-        Some(pair) => Ok(pair),
-        None => {
-            let allowed = retiring.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
-            Err(ApiError::validation(vec![FieldError::parameter("version", Rule::OneOf(allowed))]))
-        }
-    }
-}
-
-/// The guide of one client, fleet-wide: this instance's buffered activity is written first.
+/// The guide of one client, fleet-wide: this instance's buffered activity is written first. The
+/// version asked about defaults to the oldest that a newer one follows.
 async fn guide_of(state: &AppState, client: (&str, &str), asked: Option<u16>) -> Result<(Guide, bool), ApiError> {
-    let (from, to) = versions(state, asked)?;
-    state.activity.flush(state.store.as_ref()).await.map_err(|e| ApiError::from(crate::core::CoreError::from(e)))?;
+    let oldest = || state.dispatch.versions().find(|v| state.dispatch.successor_version(*v).is_some());
+    let (from, to) = migration::versions(state, asked.or_else(oldest))?;
+    migration::flush(state).await?;
     let now = (state.clock)();
     let records = state.workbench.records(Some(client), from, Some(to), now).await.map_err(ApiError::from)?;
     let record = records.first().ok_or_else(|| ApiError::internal(anyhow::anyhow!("no record for the client")))?;

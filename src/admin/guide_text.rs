@@ -6,7 +6,10 @@ use std::fmt::Write;
 
 use poem::{Request, Response};
 
-use super::guide::{Guide, GuideRoute, stamp};
+use super::{
+    guide::{Guide, GuideRoute},
+    stamp,
+};
 use crate::wire::error::{ApiError, Kind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

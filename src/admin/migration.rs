@@ -4,7 +4,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use poem::{
     IntoResponse, Request, Response, handler,
     web::{Data, Json, Query},
@@ -12,6 +12,7 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::stamp;
 use crate::{
     auth::Caller,
     core::{
@@ -25,10 +26,6 @@ use crate::{
     },
 };
 
-fn stamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 #[derive(Deserialize)]
 pub struct MigrationQuery {
     version: Option<u16>,
@@ -37,7 +34,7 @@ pub struct MigrationQuery {
 
 /// The retiring version asked about (default: the oldest with an announced deprecation) and
 /// the one that follows it.
-fn versions(state: &AppState, asked: Option<u16>) -> Result<(u16, u16), ApiError> {
+pub(super) fn versions(state: &AppState, asked: Option<u16>) -> Result<(u16, u16), ApiError> {
     let version = asked.unwrap_or_else(|| state.dispatch.retiring_version());
     let successor = state.dispatch.successor_version(version);
     successor.map(|s| (version, s)).ok_or_else(|| {
@@ -217,7 +214,7 @@ fn csv_response(state: &AppState, records: &[ClientRecord], version: u16) -> Res
 }
 
 /// Writes this instance's buffered activity first, so the answer counts everything so far.
-async fn flush(state: &AppState) -> Result<(), ApiError> {
+pub(super) async fn flush(state: &AppState) -> Result<(), ApiError> {
     state.activity.flush(state.store.as_ref()).await.map_err(|e| ApiError::from(crate::core::CoreError::from(e)))
 }
 

@@ -62,6 +62,7 @@ struct ClientUsage {
     routes: Vec<RouteUsage>,
 }
 
+/// A time as the operators' and clients' JSON shows it: RFC 3339, whole seconds, `Z`.
 fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

@@ -12,7 +12,7 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::guide::stamp;
+use super::stamp;
 use crate::{
     core::{
         fields::{FieldError, Rule},

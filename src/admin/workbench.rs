@@ -11,6 +11,7 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::stamp;
 use crate::{
     auth::{Caller, tenant},
     core::{
@@ -20,10 +21,6 @@ use crate::{
     http::AppState,
     wire::error::ApiError,
 };
-
-fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
 
 /// Reads a JSON body strictly; anything else is a 400 about the body as a whole.
 pub(super) async fn strict_body<T: serde::de::DeserializeOwned>(body: poem::Body) -> Result<T, ApiError> {
