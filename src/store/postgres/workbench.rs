@@ -90,12 +90,17 @@ fn route_from(r: &PgRow) -> Result<RouteActivity, sqlx::Error> {
     })
 }
 
-fn activity_from(
-    versions: &[PgRow],
-    routes: &[PgRow],
-    dry_runs: &[PgRow],
-    exposures: &[PgRow],
-) -> Result<Activity, sqlx::Error> {
+/// The rows `activity` read, table by table.
+struct ActivityRows {
+    versions: Vec<PgRow>,
+    routes: Vec<PgRow>,
+    dry_runs: Vec<PgRow>,
+    exposures: Vec<PgRow>,
+    details: Vec<PgRow>,
+}
+
+fn activity_from(rows: &ActivityRows) -> Result<Activity, sqlx::Error> {
+    let ActivityRows { versions, routes, dry_runs, exposures, details } = rows;
     Ok(Activity {
         versions: versions
             .iter()
@@ -115,7 +120,7 @@ fn activity_from(
             .collect::<Result<_, sqlx::Error>>()?,
         routes: routes.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
         dry_runs: dry_runs.iter().map(route_from).collect::<Result<_, sqlx::Error>>()?,
-        details: Vec::new(),
+        details: details.iter().map(detail_from).collect::<Result<_, sqlx::Error>>()?,
         exposures: exposures
             .iter()
             .map(|r| {
@@ -233,7 +238,7 @@ impl WorkbenchStore for PgStore {
         // `$1 IS NULL`: every client; else the one named.
         const WHERE: &str = "WHERE ($1::text IS NULL OR (tenant = $1 AND subject = $2))";
         timed(self.timeout, async {
-            let (versions, per_route, exposures, details) = self
+            let rows = self
                 .with_conn(async |c| {
                     let versions = sqlx::query(&format!(
                         "SELECT version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, \
@@ -245,7 +250,7 @@ impl WorkbenchStore for PgStore {
                     .await?;
                     let mut per_route = Vec::new();
                     for table in ["client_routes", "client_dry_runs"] {
-                        let rows = sqlx::query(&format!(
+                        let found = sqlx::query(&format!(
                             "SELECT version, tenant, subject, method, route, requests, first_seen, last_seen \
                              FROM {table} {WHERE} ORDER BY tenant, subject, version, route, method"
                         ))
@@ -253,8 +258,9 @@ impl WorkbenchStore for PgStore {
                         .bind(subject)
                         .fetch_all(traced(&mut *c))
                         .await?;
-                        per_route.push(rows);
+                        per_route.push(found);
                     }
+                    let [routes, dry_runs] = <[Vec<PgRow>; 2]>::try_from(per_route).expect("two tables");
                     let details = sqlx::query(&format!(
                         "SELECT version, tenant, subject, method, route, change, detail, requests, last_seen \
                          FROM client_exposure_details {WHERE} ORDER BY tenant, subject, requests DESC, detail"
@@ -271,12 +277,10 @@ impl WorkbenchStore for PgStore {
                     .bind(subject)
                     .fetch_all(traced(&mut *c))
                     .await?;
-                    Ok((versions, per_route, exposures, details))
+                    Ok(ActivityRows { versions, routes, dry_runs, exposures, details })
                 })
                 .await?;
-            let mut activity = activity_from(&versions, &per_route[0], &per_route[1], &exposures).map_err(classify)?;
-            activity.details = details.iter().map(detail_from).collect::<Result<_, _>>().map_err(classify)?;
-            Ok(activity)
+            activity_from(&rows).map_err(classify)
         })
         .await
     }
