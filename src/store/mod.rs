@@ -13,10 +13,13 @@ macro_rules! user_columns {
 mod errors;
 mod import_slots;
 pub mod lists;
+mod ops;
 mod postgres;
 pub mod query;
+mod rows;
 mod sqlite;
 mod traced;
+mod workbench;
 
 use std::{sync::Arc, time::Duration};
 

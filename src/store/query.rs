@@ -31,6 +31,23 @@ impl Dialect {
         }
     }
 
+    /// The later of two nullable times (PostgreSQL's `GREATEST` passes over NULL; SQLite's
+    /// `max` is NULL when either is).
+    pub(crate) fn later(self, a: &str, b: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("GREATEST({a}, {b})"),
+            Dialect::Sqlite => format!("max(coalesce({a}, {b}), coalesce({b}, {a}))"),
+        }
+    }
+
+    /// The earlier of two nullable times.
+    pub(crate) fn earlier(self, a: &str, b: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("LEAST({a}, {b})"),
+            Dialect::Sqlite => format!("min(coalesce({a}, {b}), coalesce({b}, {a}))"),
+        }
+    }
+
     fn like(self) -> &'static str {
         match self {
             Dialect::Postgres => "ILIKE",

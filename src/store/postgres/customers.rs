@@ -20,19 +20,18 @@ use crate::{
     },
 };
 
-/// A `Customer` by position (a name lookup per cell showed in the list's profile), from
-/// either driver's row: every query that uses this selects `CUSTOMER_COLUMNS` first, in
-/// that order.
+/// A `Customer` from a row that selects `CUSTOMER_COLUMNS`, by column name, with either driver
+/// (sqlx's `PgRow`, tokio-postgres's `Row`: both have `try_get(name)`).
 macro_rules! customer_from_row {
     ($row:expr) => {
         Customer {
-            id: $row.try_get(0)?,
-            customer_number: $row.try_get(1)?,
-            name: $row.try_get(2)?,
-            email: $row.try_get(3)?,
-            phone: $row.try_get(4)?,
-            branch_code: $row.try_get(5)?,
-            created_date: $row.try_get(6)?,
+            id: $row.try_get("id")?,
+            customer_number: $row.try_get("customer_number")?,
+            name: $row.try_get("name")?,
+            email: $row.try_get("email")?,
+            phone: $row.try_get("phone")?,
+            branch_code: $row.try_get("branch_code")?,
+            created_date: $row.try_get("created_date")?,
         }
     };
 }

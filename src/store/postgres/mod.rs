@@ -61,12 +61,11 @@ mod held;
 mod hosts;
 mod imports;
 mod lists;
-mod ops;
 mod pipelined;
 pub(super) mod replica;
+mod rows;
 pub(super) mod url;
 mod users;
-mod workbench;
 
 pub struct PgStore {
     /// Opens connections and takes back the ones `held` gives up.

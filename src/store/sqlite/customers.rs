@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Row, sqlite::SqliteRow};
 use uuid::Uuid;
 
-use super::{SqliteStore, bind_all, classify, read_total};
+use super::{SqliteStore, bind_all, classify, read_total, time};
 use crate::{
     core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult, Writes},
     core::{
@@ -20,10 +20,6 @@ use crate::{
         timed,
     },
 };
-
-fn time(seconds: i64) -> Result<DateTime<Utc>, sqlx::Error> {
-    DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode("bad timestamp".into()))
-}
 
 fn customer_from(row: SqliteRow) -> Result<Customer, sqlx::Error> {
     Ok(Customer {

@@ -32,6 +32,11 @@ fn bind_all<'q>(mut query: Query<'q>, params: &'q [SqlValue]) -> Query<'q> {
     query
 }
 
+/// A time as SQLite keeps it: Unix seconds.
+fn time(seconds: i64) -> Result<chrono::DateTime<chrono::Utc>, sqlx::Error> {
+    chrono::DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode("bad timestamp".into()))
+}
+
 /// The exact total of `list`: its counter's value, or a count of its matches.
 async fn read_total(pool: &SqlitePool, list: &ListSql<'_>) -> Result<u64, sqlx::Error> {
     let (sql, params) = list.total(Dialect::Sqlite);
@@ -42,9 +47,8 @@ async fn read_total(pool: &SqlitePool, list: &ListSql<'_>) -> Result<u64, sqlx::
 
 mod customers;
 mod imports;
-mod ops;
+mod rows;
 mod users;
-mod workbench;
 
 pub struct SqliteStore {
     pool: SqlitePool,

@@ -1,0 +1,142 @@
+//! What statements written once for both backends need of a backend: values to bind, rows read
+//! by column name (times as the backend keeps them), and statements run in one transaction.
+//! Each adapter implements [`NamedRow`] and [`RowStore`] in its `rows.rs`; the SQL and the row
+//! mappings are written once, beside the port they serve (`store/workbench.rs`).
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use super::{errors::from_sqlx, query::Dialect};
+use crate::core::storage::StoreResult;
+
+/// A value bound to a statement, typed so that each backend binds it as its column is stored
+/// (a time as `timestamptz` or as Unix seconds, an id as `uuid` or as text).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'a> {
+    /// An `INTEGER` column: a version, a number of seconds.
+    Integer(Option<i32>),
+    /// A `BIGINT` count.
+    Count(u64),
+    Flag(bool),
+    Text(Option<&'a str>),
+    Time(Option<DateTime<Utc>>),
+    Day(NaiveDate),
+    Id(Uuid),
+}
+
+pub(crate) fn text(value: &str) -> Value<'_> {
+    Value::Text(Some(value))
+}
+
+pub(crate) fn time(value: DateTime<Utc>) -> Value<'static> {
+    Value::Time(Some(value))
+}
+
+pub(crate) fn version(value: u16) -> Value<'static> {
+    Value::Integer(Some(i32::from(value)))
+}
+
+/// A version or none (a pin back to the default).
+pub(crate) fn maybe_version(value: Option<u16>) -> Value<'static> {
+    Value::Integer(value.map(i32::from))
+}
+
+/// SQL with `$n` placeholders (both backends read them) and its values, in order.
+pub(crate) struct Statement<'a> {
+    pub sql: String,
+    pub values: Vec<Value<'a>>,
+}
+
+impl<'a> Statement<'a> {
+    pub fn new(sql: impl Into<String>, values: impl Into<Vec<Value<'a>>>) -> Self {
+        Self { sql: sql.into(), values: values.into() }
+    }
+
+    /// A statement that binds nothing.
+    pub fn plain(sql: impl Into<String>) -> Self {
+        Self { sql: sql.into(), values: Vec::new() }
+    }
+}
+
+/// A row's cells by column name; `None` for SQL `NULL`.
+pub(crate) trait NamedRow {
+    /// An `INTEGER` column.
+    fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error>;
+    /// A `BIGINT` count.
+    fn count(&self, column: &str) -> Result<u64, sqlx::Error>;
+    fn flag(&self, column: &str) -> Result<bool, sqlx::Error>;
+    fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    fn time(&self, column: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error>;
+    fn day(&self, column: &str) -> Result<NaiveDate, sqlx::Error>;
+    fn id(&self, column: &str) -> Result<Uuid, sqlx::Error>;
+
+    /// A version column (`None` for NULL, or for a number no version has).
+    fn version(&self, column: &str) -> Result<Option<u16>, sqlx::Error> {
+        Ok(self.integer(column)?.and_then(|v| u16::try_from(v).ok()))
+    }
+}
+
+/// `INSERT INTO table (columns) VALUES ($1, …)` for as many values as `columns` names.
+pub(crate) fn insert(table: &str, columns: &str) -> String {
+    let values: Vec<String> = (1..=columns.split(',').count()).map(|n| format!("${n}")).collect();
+    format!("INSERT INTO {table} ({columns}) VALUES ({})", values.join(", "))
+}
+
+/// A cell the schema declares `NOT NULL`.
+pub(crate) fn present<T>(cell: Option<T>, column: &str) -> Result<T, sqlx::Error> {
+    cell.ok_or_else(|| sqlx::Error::Decode(format!("column {column} is NULL").into()))
+}
+
+/// How long a call may take: one call's bound, or a batch's (many statements in one transaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bound {
+    Call,
+    Batch,
+}
+
+/// A backend that runs [`Statement`]s.
+#[async_trait]
+pub(crate) trait RowStore: Send + Sync {
+    type Row: NamedRow + Send;
+    const DIALECT: Dialect;
+
+    /// Runs the statements in order in one transaction; the rows each one changed.
+    async fn write_all(&self, statements: &[Statement<'_>], bound: Bound) -> StoreResult<Vec<u64>>;
+
+    /// The rows one statement reads.
+    async fn read_all(&self, statement: &Statement<'_>) -> StoreResult<Vec<Self::Row>>;
+}
+
+/// A `NOT NULL` cell of each kind.
+pub(crate) fn must_text(r: &impl NamedRow, column: &str) -> Result<String, sqlx::Error> {
+    present(r.text(column)?, column)
+}
+
+pub(crate) fn must_time(r: &impl NamedRow, column: &str) -> Result<DateTime<Utc>, sqlx::Error> {
+    present(r.time(column)?, column)
+}
+
+pub(crate) fn must_version(r: &impl NamedRow, column: &str) -> Result<u16, sqlx::Error> {
+    present(r.version(column)?, column)
+}
+
+/// Reads `statement`'s rows with `map`; a row that does not decode is the store's error.
+pub(crate) async fn read<S: RowStore, T>(
+    store: &S,
+    statement: Statement<'_>,
+    map: fn(&S::Row) -> Result<T, sqlx::Error>,
+) -> StoreResult<Vec<T>> {
+    let rows = store.read_all(&statement).await?;
+    rows.iter().map(map).collect::<Result<_, _>>().map_err(from_sqlx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_insert_has_a_placeholder_per_column() {
+        assert_eq!(insert("audit", "at, actor, action"), "INSERT INTO audit (at, actor, action) VALUES ($1, $2, $3)");
+    }
+}
