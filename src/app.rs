@@ -139,9 +139,10 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
     table
 }
 
-/// The routes of the service, before the layers: the fixed table, then each version's
-/// operations under `/api/v<N>`, its document at `/api/v<N>/openapi.json` and its Swagger UI
-/// (built when first read) at `/docs/v<N>/`.
+/// The routes outside the versions, before the layers: the fixed table, then each version's
+/// document at `/api/v<N>/openapi.json` and its Swagger UI (built when first read) at
+/// `/docs/v<N>/`. A version's operations are not here: dispatch matches their routes and hands
+/// each request to its version's operations itself.
 fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
     let mut route = Route::new();
     for entry in table {
@@ -152,7 +153,6 @@ fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
         let n = version.number;
         route = route
             .at(format!("/api/v{n}/openapi.json"), poem::get(public::openapi_document))
-            .nest(format!("/api/v{n}"), version.endpoint)
             .nest(format!("/docs/v{n}"), Route::new().at("/", lazy_page(move || (version.docs_page)())));
     }
     route

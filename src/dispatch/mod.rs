@@ -18,6 +18,7 @@ use poem::{
 
 pub use self::version::Version;
 use self::{
+    endpoint::SharedEndpoint,
     routes::{RouteEntry, RouteTable},
     sources::Source,
     version::same_route,
@@ -35,6 +36,9 @@ use crate::{
 /// What dispatch keeps of one version.
 struct Entry {
     number: u16,
+    /// Its operations: a matched request is handed to them directly (the router would only
+    /// match its path again).
+    endpoint: SharedEndpoint,
     style: BodyStyle,
     routes: RouteTable,
     legacy_paths: &'static [(&'static str, &'static str)],
@@ -80,8 +84,10 @@ pub struct Target<'a> {
     pub version: u16,
     pub route: &'a RouteEntry,
     pub legacy: bool,
-    /// The path the router should see, when it differs from the client's.
-    pub rewritten: Option<Uri>,
+    /// The version's operations, and the URI they answer: the path under `/api/v<N>` (a legacy
+    /// path rewritten, a trailing slash trimmed), with the client's query.
+    pub endpoint: &'a SharedEndpoint,
+    pub relative: Uri,
     /// The vendor media type the client asked for, echoed as the response's Content-Type.
     pub vendor_type: Option<String>,
 }
@@ -124,6 +130,7 @@ impl Dispatch {
             };
             entries.push(Entry {
                 number: version.number,
+                endpoint: version.endpoint.clone(),
                 style: version.style,
                 routes: version.routes()?,
                 legacy_paths: version.legacy_paths,
@@ -296,10 +303,10 @@ impl Dispatch {
         // The spec writes `/api/customers/branch/`; the router knows paths without the slash.
         let trimmed = relative.len() > 1 && relative.ends_with('/');
         let relative = if trimmed { relative[..relative.len() - 1].to_string() } else { relative };
-        let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
         // Public documents of a version: its OpenAPI description and its change catalogue.
         if relative == "/openapi.json" || (relative == "/changes" && entry.catalogue.is_some()) {
             decided(legacy, None);
+            let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
             return Ok(Resolution::Document { version, rewritten });
         }
         let route = entry.routes.find(&relative);
@@ -315,7 +322,8 @@ impl Dispatch {
                 .with_detail(format!("application/json, application/vnd.{}.<resource>.v<N>+json", self.vendor)));
         }
         let vendor_type = vendor.filter(|_| *req.method() != Method::DELETE).map(|v| v.essence.to_string());
-        Ok(Resolution::Api(Target { version, route, legacy, rewritten, vendor_type }))
+        let relative = with_query(&relative, req.uri());
+        Ok(Resolution::Api(Target { version, route, legacy, endpoint: &entry.endpoint, relative, vendor_type }))
     }
 
     /// The one version every source agrees on; `None` when none names one.
@@ -346,6 +354,15 @@ impl Dispatch {
 fn under<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
     let tail = path.strip_prefix(prefix)?;
     (tail.is_empty() || tail.starts_with('/')).then_some(tail)
+}
+
+/// `relative` with `uri`'s query.
+fn with_query(relative: &str, uri: &Uri) -> Uri {
+    let target = match uri.query() {
+        Some(query) => Uri::try_from(format!("{relative}?{query}")),
+        None => Uri::try_from(relative),
+    };
+    target.unwrap_or_else(|_| uri.clone())
 }
 
 fn rewrite(uri: &Uri, version: u16, relative: &str) -> Uri {

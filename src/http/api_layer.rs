@@ -29,12 +29,11 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
             return Err(error);
         }
     };
-    // Only versioned operations take keys, and mark their writer.
-    let (is_api, vendor_type, dry_run, upload) = match prepared {
-        Prepared::Api { vendor_type, dry_run, upload } => (true, vendor_type, dry_run, upload),
-        Prepared::Other => (false, None, false, false),
+    // Everything outside the versions goes to the router as it is.
+    let Prepared::Api { operations, vendor_type, dry_run, upload } = prepared else {
+        return next.call(req).await.map(IntoResponse::into_response);
     };
-    let key = (is_api && req.method() == poem::http::Method::POST)
+    let key = (req.method() == poem::http::Method::POST)
         .then(|| req.headers().get(idempotency::HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .flatten();
     // A dry run runs as if its key were new, and leaves it unused: never claimed, stored or
@@ -48,14 +47,14 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     };
     // A write's caller, to mark once it is answered (only when a replica is configured); a
     // dry run wrote nothing.
-    let writer = (is_api && !dry_run && !req.method().is_safe())
+    let writer = (!dry_run && !req.method().is_safe())
         .then(|| context::info(&req))
         .filter(|_| state.recent_writes.is_some());
     let mut response = match key {
         // Boxed: the keyed path's future is several KB; inline, every request would carry
         // (and copy) it through each layer.
-        Some(key) => Box::pin(idempotency::keyed(next.as_ref(), req, &state, &key)).await?,
-        None => next.call(req).await?.into_response(),
+        Some(key) => Box::pin(idempotency::keyed(operations, req, &state, &key)).await?,
+        None => operations.call(req).await?,
     };
     // Before the answer leaves: the client's next list, on any instance, must see this write.
     if let (Some(info), Some(recent)) = (writer, &state.recent_writes)

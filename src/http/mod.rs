@@ -1,7 +1,7 @@
 //! Transport: the middleware stack every request passes, outermost first:
 //! [`boundary`] (correlation id, panics, error rendering, headers, access log), then
 //! [`api_layer`] (the [`steps`] before a version: dispatch, lifecycle, auth, limits), then the
-//! router.
+//! version's operations that dispatch matched, or, for everything else, the router.
 
 pub mod api_layer;
 pub mod auth;

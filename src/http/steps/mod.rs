@@ -16,7 +16,7 @@ use poem::Request;
 
 use super::AppState;
 use crate::{
-    dispatch::Resolution,
+    dispatch::{Resolution, endpoint::SharedEndpoint},
     wire::{
         body_limit,
         context::{self, DryRun, Refusal},
@@ -25,14 +25,14 @@ use crate::{
 };
 
 /// What the steps decided a request is.
-pub enum Prepared {
+pub enum Prepared<'a> {
     /// Not a version's operation (health, a document, an operators' or a client's route outside
     /// the versions, an unknown path): the router answers it as it is.
     Other,
-    /// A version's operation, its caller admitted: answered by its handler, a keyed POST
-    /// through the Idempotency-Key layer. `vendor_type` is the media type the client asked for;
+    /// A version's operation, its caller admitted: answered by its version's `operations` (the
+    /// router does not match it again), a keyed POST through the Idempotency-Key layer. `vendor_type` is the media type the client asked for;
     /// `dry_run`: answered as the real request would be, with nothing kept; `upload`: an import.
-    Api { vendor_type: Option<String>, dry_run: bool, upload: bool },
+    Api { operations: &'a SharedEndpoint, vendor_type: Option<String>, dry_run: bool, upload: bool },
 }
 
 /// A request refused before it reached its version, and, for a 410 before the sunset, why.
@@ -48,7 +48,7 @@ impl From<ApiError> for Refused {
 }
 
 /// The steps, in order.
-pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Refused> {
+pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepared<'a>, Refused> {
     let info = context::info(req);
     // 1. Routes outside the versions take no dry run (nor a bad value of its header); those
     //    that need a token: operators' and a client's own.
@@ -81,9 +81,8 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
         return Err(lifecycle::identify_refused(req, state, &info, gone).await);
     }
     let policy = target.route.policy(req.method());
-    if let Some(uri) = target.rewritten {
-        *req.uri_mut() = uri;
-    }
+    // From here on the request is addressed as its version's operations see it.
+    *req.uri_mut() = target.relative;
     // 6. The caller, by its token; an admin-only operation needs an admin.
     let caller = authenticate::caller(req, state, &info, policy.admin).await?;
     // 7. A brownout aimed at this client.
@@ -102,5 +101,5 @@ pub async fn prepare(req: &mut Request, state: &AppState) -> Result<Prepared, Re
     // 11. The body limit, counted as the body streams in.
     let limit = if policy.upload { state.settings.http.max_upload_bytes } else { state.settings.http.max_body_bytes };
     body_limit::apply(req, limit, info.clone())?;
-    Ok(Prepared::Api { vendor_type: target.vendor_type, dry_run, upload: policy.upload })
+    Ok(Prepared::Api { operations: target.endpoint, vendor_type: target.vendor_type, dry_run, upload: policy.upload })
 }
