@@ -33,6 +33,47 @@ use crate::{
     },
 };
 
+/// The paths of the API before versions, as a version serves them: (`/users`, `/users`) maps
+/// `/users/5` to the version's `/users/5`. Declared by the oldest version; a newer one serves
+/// them where the changes between moved them (see [`follow`]), so a move is declared once.
+#[derive(Clone, Default)]
+struct Legacy {
+    paths: Vec<(&'static str, String)>,
+}
+
+impl Legacy {
+    fn declared(paths: &'static [(&'static str, &'static str)]) -> Self {
+        Self { paths: paths.iter().map(|(prefix, to)| (*prefix, to.to_string())).collect() }
+    }
+
+    /// The same prefixes in the next version, after `changes`.
+    fn after(&self, changes: &[Change]) -> Self {
+        let moves: Vec<(&str, &str)> = changes.iter().flat_map(|c| c.serving.moves).copied().collect();
+        Self { paths: self.paths.iter().map(|(prefix, to)| (*prefix, follow(to, &moves))).collect() }
+    }
+
+    /// The path under the version that a legacy `path` names, if it is one.
+    fn relative(&self, path: &str) -> Option<String> {
+        self.paths.iter().find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}")))
+    }
+}
+
+/// Where a legacy prefix's target is after `moves`: moved with the path it names, or with the
+/// whole subtree under it (`/imports` follows `/imports/{id}` → `/customers/imports/{id}`). A
+/// move of one path out of the subtree (`/customers/branch` → `/customers`) leaves it.
+fn follow(to: &str, moves: &[(&str, &str)]) -> String {
+    for (from, moved) in moves {
+        if *from == to {
+            return moved.to_string();
+        }
+        let suffix = from.strip_prefix(to).filter(|s| s.starts_with('/'));
+        if let Some(base) = suffix.and_then(|s| moved.strip_suffix(s)) {
+            return base.to_string();
+        }
+    }
+    to.to_string()
+}
+
 /// What dispatch keeps of one version.
 struct Entry {
     number: u16,
@@ -41,7 +82,7 @@ struct Entry {
     endpoint: SharedEndpoint,
     style: BodyStyle,
     routes: RouteTable,
-    legacy_paths: &'static [(&'static str, &'static str)],
+    legacy: Legacy,
     /// The next version, and the first of its collections (where a request that matched no
     /// route is pointed).
     successor: Option<(u16, String)>,
@@ -113,7 +154,7 @@ impl Dispatch {
                 resources.push(resource);
             }
         }
-        let mut entries = Vec::new();
+        let mut entries: Vec<Entry> = Vec::new();
         for (i, version) in versions.iter().enumerate() {
             let lifecycle = Lifecycle::configured(version.number, settings)?;
             let spec: serde_json::Value = serde_json::from_str(&version.document)?;
@@ -133,7 +174,11 @@ impl Dispatch {
                 endpoint: version.endpoint.clone(),
                 style: version.style,
                 routes: version.routes()?,
-                legacy_paths: version.legacy_paths,
+                legacy: match (version.legacy_paths, entries.last()) {
+                    // A version that declares none serves the older one's, after its changes.
+                    (&[], Some(older)) => older.legacy.after(older.changes),
+                    (paths, _) => Legacy::declared(paths),
+                },
                 successor,
                 document: mark_deprecated(&version.document, spec, &lifecycle),
                 lifecycle,
@@ -252,7 +297,7 @@ impl Dispatch {
     }
 
     fn is_legacy_path(&self, path: &str) -> bool {
-        self.versions.iter().flat_map(|v| v.legacy_paths).any(|(prefix, _)| under(path, prefix).is_some())
+        self.versions.iter().flat_map(|v| &v.legacy.paths).any(|(prefix, _)| under(path, prefix).is_some())
     }
 
     /// Resolves the request, recording in `info` what it learns as soon as it learns it, so
@@ -286,19 +331,13 @@ impl Dispatch {
 
         let (relative, legacy) = match from_uri {
             Some((_, rest)) => (rest.to_string(), false),
-            None => {
-                match entry
-                    .legacy_paths
-                    .iter()
-                    .find_map(|(prefix, to)| under(path, prefix).map(|tail| format!("{to}{tail}")))
-                {
-                    Some(relative) => (relative, true),
-                    None => {
-                        decided(false, None);
-                        return Err(ApiError::new(Kind::NotFound));
-                    }
+            None => match entry.legacy.relative(path) {
+                Some(relative) => (relative, true),
+                None => {
+                    decided(false, None);
+                    return Err(ApiError::new(Kind::NotFound));
                 }
-            }
+            },
         };
         // The spec writes `/api/customers/branch/`; the router knows paths without the slash.
         let trimmed = relative.len() > 1 && relative.ends_with('/');
@@ -387,4 +426,41 @@ fn mark_deprecated(document: &str, mut spec: serde_json::Value, lifecycle: &Life
         spec["info"]["x-sunset"] = serde_json::Value::from(sunset.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     }
     spec.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_legacy_prefix_follows_a_move_of_its_path_or_of_its_whole_subtree() {
+        let moves = [
+            ("/customers/branch", "/customers"),
+            ("/upload", "/customers/imports"),
+            ("/imports/{id}", "/customers/imports/{id}"),
+        ];
+        assert_eq!(follow("/upload", &moves), "/customers/imports");
+        assert_eq!(follow("/imports", &moves), "/customers/imports");
+        assert_eq!(follow("/customers", &moves), "/customers");
+        assert_eq!(follow("/users", &moves), "/users");
+    }
+
+    #[test]
+    fn v2_serves_v1s_legacy_paths_where_v1s_changes_moved_them() {
+        let versions = crate::versions::all();
+        let dispatch = Dispatch::new(&versions, &VersionSettings::default()).expect("the shipped versions");
+        let v2: Vec<(&str, &str)> =
+            dispatch.entry(2).expect("v2").legacy.paths.iter().map(|(p, to)| (*p, to.as_str())).collect();
+        assert_eq!(
+            v2,
+            [
+                ("/users", "/users"),
+                ("/api/customers", "/customers"),
+                ("/upload", "/customers/imports"),
+                ("/imports", "/customers/imports"),
+            ]
+        );
+        let relative = dispatch.entry(2).expect("v2").legacy.relative("/api/customers/branch");
+        assert_eq!(relative.as_deref(), Some("/customers/branch"), "v2 has no branch path: its 404 stays");
+    }
 }

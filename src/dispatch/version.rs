@@ -38,7 +38,7 @@ pub struct Version {
     pub docs_page: Arc<dyn Fn() -> String + Send + Sync>,
     pub operations: Operations,
     /// Unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5` to
-    /// `/api/v<N>/users/5`.
+    /// `/api/v<N>/users/5`. Empty: the older version's, moved by its changes (see dispatch).
     pub legacy_paths: &'static [(&'static str, &'static str)],
     /// The resources a vendor media type may name (`application/vnd.<vendor>.<resource>.v<N>+json`).
     pub resources: &'static [&'static str],

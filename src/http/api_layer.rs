@@ -47,9 +47,8 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     };
     // A write's caller, to mark once it is answered (only when a replica is configured); a
     // dry run wrote nothing.
-    let writer = (!dry_run && !req.method().is_safe())
-        .then(|| context::info(&req))
-        .filter(|_| state.recent_writes.is_some());
+    let writer =
+        (!dry_run && !req.method().is_safe()).then(|| context::info(&req)).filter(|_| state.recent_writes.is_some());
     let mut response = match key {
         // Boxed: the keyed path's future is several KB; inline, every request would carry
         // (and copy) it through each layer.

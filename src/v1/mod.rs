@@ -22,7 +22,8 @@ pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), (
 pub fn over(v2: &Version) -> Version {
     let version = Version::older_declared(1, CHANGES, v2, service).expect("v1's declarations match v2's");
     Version {
-        // Legacy paths v1 serves when a request names no version (or names 1).
+        // The paths of the API before versions, as v1 serves them. A newer version serves
+        // them too, moved by the changes between (README "Which version answers").
         legacy_paths: &[
             ("/users", "/users"),
             ("/api/customers", "/customers"),

@@ -31,13 +31,6 @@ pub fn version() -> Version {
         // v2 reads bodies strictly unless an older version's changes relax them: its documents
         // say so.
         document: openapi::close_request_bodies(&built.document),
-        // Legacy paths v2 serves when a request names version 2 on them.
-        legacy_paths: &[
-            ("/users", "/users"),
-            ("/api/customers", "/customers"),
-            ("/upload", "/customers/imports"),
-            ("/imports", "/customers/imports"),
-        ],
         resources: &["users", "customers", "imports"],
         changelog: include_str!("../../versions/v2/CHANGELOG.md"),
         admin_only: &["deleteUser", "importCustomers", "getImport"],
