@@ -10,6 +10,7 @@ macro_rules! user_columns {
     };
 }
 
+mod entities;
 mod errors;
 mod import_slots;
 pub mod lists;

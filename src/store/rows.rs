@@ -63,13 +63,18 @@ impl<'a> Statement<'a> {
 pub(crate) trait NamedRow {
     /// An `INTEGER` column.
     fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error>;
-    /// A `BIGINT` count.
-    fn count(&self, column: &str) -> Result<u64, sqlx::Error>;
+    /// A `BIGINT` column.
+    fn bigint(&self, column: &str) -> Result<i64, sqlx::Error>;
     fn flag(&self, column: &str) -> Result<bool, sqlx::Error>;
     fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
     fn time(&self, column: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error>;
     fn day(&self, column: &str) -> Result<NaiveDate, sqlx::Error>;
     fn id(&self, column: &str) -> Result<Uuid, sqlx::Error>;
+
+    /// A `BIGINT` count.
+    fn count(&self, column: &str) -> Result<u64, sqlx::Error> {
+        Ok(self.bigint(column)? as u64)
+    }
 
     /// A version column (`None` for NULL, or for a number no version has).
     fn version(&self, column: &str) -> Result<Option<u16>, sqlx::Error> {
@@ -84,7 +89,7 @@ pub(crate) fn insert(table: &str, columns: &str) -> String {
 }
 
 /// A cell the schema declares `NOT NULL`.
-pub(crate) fn present<T>(cell: Option<T>, column: &str) -> Result<T, sqlx::Error> {
+fn present<T>(cell: Option<T>, column: &str) -> Result<T, sqlx::Error> {
     cell.ok_or_else(|| sqlx::Error::Decode(format!("column {column} is NULL").into()))
 }
 

@@ -1,60 +1,21 @@
 //! PostgreSQL: customers and import reports (an import's writing is in `imports`).
 
+use crate::store::entities::{REPORT_COLUMNS, customer_from, report_from};
 use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{Row, postgres::PgRow};
+use sqlx::Row;
 use uuid::Uuid;
 
 use super::{PgStore, classify, lists::Decode, read_total};
 use crate::{
     core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult, Writes},
-    core::{
-        customer::Customer,
-        idempotency::IdempotencyRecord,
-        import::{ImportReport, ImportStatus},
-    },
+    core::{customer::Customer, idempotency::IdempotencyRecord, import::ImportReport},
     store::{
         lists::{self, CUSTOMER_COLUMNS},
         timed,
     },
 };
-
-/// A `Customer` from a row that selects `CUSTOMER_COLUMNS`, by column name, with either driver
-/// (sqlx's `PgRow`, tokio-postgres's `Row`: both have `try_get(name)`).
-macro_rules! customer_from_row {
-    ($row:expr) => {
-        Customer {
-            id: $row.try_get("id")?,
-            customer_number: $row.try_get("customer_number")?,
-            name: $row.try_get("name")?,
-            email: $row.try_get("email")?,
-            phone: $row.try_get("phone")?,
-            branch_code: $row.try_get("branch_code")?,
-            created_date: $row.try_get("created_date")?,
-        }
-    };
-}
-
-fn customer_from(row: PgRow) -> Result<Customer, sqlx::Error> {
-    Ok(customer_from_row!(row))
-}
-
-fn report_from(row: &PgRow) -> Result<ImportReport, sqlx::Error> {
-    let status: String = row.try_get("status")?;
-    let errors: String = row.try_get("errors")?;
-    Ok(ImportReport {
-        id: row.try_get("id")?,
-        status: ImportStatus::parse(&status).ok_or_else(|| sqlx::Error::Decode("unknown import status".into()))?,
-        received: row.try_get::<i64, _>("received")? as u64,
-        created: row.try_get::<i64, _>("created")? as u64,
-        skipped: row.try_get::<i64, _>("skipped")? as u64,
-        errors: serde_json::from_str(&errors).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-        created_at: row.try_get("created_at")?,
-    })
-}
-
-const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 
 #[async_trait]
 impl CustomerStore for PgStore {
@@ -72,7 +33,7 @@ impl CustomerStore for PgStore {
                 true => Some(self.with_conn(async |c| read_total(c, &list).await).await?),
                 false => None,
             };
-            let decode = Decode { pooled: customer_from, pipelined: |row| Ok(customer_from_row!(row)) };
+            let decode = Decode { pooled: |row| customer_from(&row), pipelined: |row| customer_from(&row) };
             self.list_page(&list, query.count, known, decode).await
         })
         .await
@@ -84,7 +45,7 @@ impl CustomerStore for PgStore {
             let row = self
                 .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(c)).await)
                 .await?;
-            row.map(customer_from).transpose().map_err(classify)
+            row.as_ref().map(customer_from).transpose().map_err(classify)
         })
         .await
     }

@@ -14,6 +14,7 @@
 //! never written, and a sealed one is waited for, which the database's own statement limit
 //! bounds.
 
+use crate::store::entities::user_from;
 use crate::store::traced::traced;
 use crate::telemetry::traces::{self, Db};
 use std::{
@@ -28,7 +29,7 @@ use futures_util::future::join_all;
 use sqlx::{PgConnection, postgres::PgRow};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-use super::{classify, held::Held, on_held, users::user_from};
+use super::{classify, held::Held, on_held};
 use crate::core::{
     storage::{InsertStats, NewUser, StoreError, StoreResult},
     user::User,
@@ -257,7 +258,7 @@ async fn insert(held: &Held, batch: Vec<Pending>, written: &Written) {
             Ok(None) => return,
             Ok(Some(row)) => {
                 written.count(1);
-                user_from(row).map_err(classify)
+                user_from(&row).map_err(classify)
             }
             Err(err) => Err(err),
         };
@@ -268,7 +269,7 @@ async fn insert(held: &Held, batch: Vec<Pending>, written: &Written) {
 
 /// Answers each request with its row, found by UUID.
 fn answer_from(rows: Vec<PgRow>, batch: Vec<Pending>) {
-    let mut users: Vec<Result<User, sqlx::Error>> = rows.into_iter().map(user_from).collect();
+    let mut users: Vec<Result<User, sqlx::Error>> = rows.iter().map(user_from).collect();
     for p in batch {
         let found = users.iter().position(|u| u.as_ref().is_ok_and(|u| u.uuid == p.user.uuid));
         let result = match found {

@@ -13,7 +13,7 @@ use crate::{
 /// How one row of a list becomes an item, from either driver's row.
 pub struct Decode<T> {
     pub pooled: fn(PgRow) -> Result<T, sqlx::Error>,
-    pub pipelined: fn(tokio_postgres::Row) -> Result<T, tokio_postgres::Error>,
+    pub pipelined: fn(tokio_postgres::Row) -> Result<T, sqlx::Error>,
 }
 
 impl PgStore {
@@ -40,7 +40,7 @@ impl PgStore {
                     Some(total.unwrap_or(0) as u64)
                 }
             };
-            let items = rows.into_iter().map(decode.pipelined).collect::<Result<_, _>>().map_err(undecodable)?;
+            let items = rows.into_iter().map(decode.pipelined).collect::<Result<_, _>>().map_err(super::classify)?;
             return Ok((items, total));
         }
         // The total comes with the rows from a counter; otherwise it is read after them, on

@@ -38,23 +38,6 @@ async fn read_total(c: &mut PgConnection, list: &ListSql<'_>) -> Result<u64, sql
     Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose()?.unwrap_or(0) as u64)
 }
 
-/// A `User` from a row that selects `user_columns!()`, by column name, with either driver
-/// (sqlx's `PgRow`, tokio-postgres's `Row`: both have `try_get(name)`).
-macro_rules! user_from_row {
-    ($row:expr) => {
-        crate::core::user::User {
-            id: $row.try_get("id")?,
-            uuid: $row.try_get("uuid")?,
-            name: $row.try_get("name")?,
-            email: $row.try_get("email")?,
-            age: $row.try_get("age")?,
-            created_at: $row.try_get("created_at")?,
-            updated_at: $row.try_get("updated_at")?,
-            version: $row.try_get("version")?,
-        }
-    };
-}
-
 mod customers;
 mod gathered;
 mod held;

@@ -12,6 +12,7 @@
 //! wait on row locks, so nothing queued behind one waits long. Everything else stays on sqlx's
 //! pool.
 
+use crate::store::entities::user_from;
 use crate::telemetry::traces::{self, Db};
 use std::{
     collections::HashMap,
@@ -109,7 +110,10 @@ impl Pipelined {
 
     pub async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         let row = self.run(|session| async move { query_user(&session, tenant, &id).await }).await?;
-        row.map(user_from).transpose().map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
+        row.as_ref()
+            .map(user_from)
+            .transpose()
+            .map_err(|err| StoreError::Other(anyhow::Error::new(err).context("user row")))
     }
 
     /// The rows of a list page that reads one short index range (`ListSql::is_index_range`):
@@ -293,8 +297,4 @@ fn classify(err: tokio_postgres::Error) -> StoreError {
     } else {
         StoreError::Other(anyhow::Error::new(err).context("database query"))
     }
-}
-
-fn user_from(row: Row) -> Result<User, tokio_postgres::Error> {
-    Ok(user_from_row!(row))
 }

@@ -38,8 +38,8 @@ impl NamedRow for PgRow {
         self.try_get(column)
     }
 
-    fn count(&self, column: &str) -> Result<u64, sqlx::Error> {
-        Ok(self.try_get::<i64, _>(column)? as u64)
+    fn bigint(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column)
     }
 
     fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
@@ -88,4 +88,40 @@ impl RowStore for PgStore {
     async fn read_all(&self, statement: &Statement<'_>) -> StoreResult<Vec<PgRow>> {
         timed(self.timeout, self.with_conn(async |c| bind(statement).fetch_all(traced(c)).await)).await
     }
+}
+
+/// A pipelined read's row (tokio-postgres), read as sqlx's: a cell that does not decode is
+/// sqlx's decode error.
+impl NamedRow for tokio_postgres::Row {
+    fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
+        Ok(self.try_get::<_, Option<i32>>(column).map_err(undecodable)?.map(i64::from))
+    }
+
+    fn bigint(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column).map_err(undecodable)
+    }
+
+    fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
+        self.try_get(column).map_err(undecodable)
+    }
+
+    fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+        self.try_get(column).map_err(undecodable)
+    }
+
+    fn time(&self, column: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+        self.try_get(column).map_err(undecodable)
+    }
+
+    fn day(&self, column: &str) -> Result<NaiveDate, sqlx::Error> {
+        self.try_get(column).map_err(undecodable)
+    }
+
+    fn id(&self, column: &str) -> Result<Uuid, sqlx::Error> {
+        self.try_get(column).map_err(undecodable)
+    }
+}
+
+fn undecodable(err: tokio_postgres::Error) -> sqlx::Error {
+    sqlx::Error::Decode(Box::new(err))
 }

@@ -1,9 +1,10 @@
 //! PostgreSQL: users.
 
+use crate::store::entities::user_from;
 use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{Row, postgres::PgRow};
+use sqlx::Row;
 
 use super::{PgStore, classify, gathered, lift_limit, lists::Decode, restore_limit};
 use crate::{
@@ -35,10 +36,6 @@ fn bind_ref<'q>(
     }
 }
 
-pub(super) fn user_from(row: PgRow) -> Result<User, sqlx::Error> {
-    Ok(user_from_row!(row))
-}
-
 #[async_trait]
 impl UserStore for PgStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User> {
@@ -46,7 +43,7 @@ impl UserStore for PgStore {
             // Never gathered: a dry run's row must not share a real commit.
             return timed(self.timeout, async {
                 let row = self.writing(writes, async |c| gathered::insert_one(c, tenant, user).await).await?;
-                user_from(row).map_err(classify)
+                user_from(&row).map_err(classify)
             })
             .await;
         }
@@ -94,7 +91,7 @@ impl UserStore for PgStore {
                 .await?;
             row.map(|row| {
                 let fingerprint: String = row.try_get("idempotency_fingerprint")?;
-                Ok((user_from(row)?, fingerprint))
+                Ok((user_from(&row)?, fingerprint))
             })
             .transpose()
             .map_err(classify)
@@ -111,7 +108,7 @@ impl UserStore for PgStore {
             let row = self
                 .with_conn(async |c| bind_ref(sqlx::query(sql).bind(tenant), id).fetch_optional(traced(c)).await)
                 .await?;
-            row.map(user_from).transpose().map_err(classify)
+            row.as_ref().map(user_from).transpose().map_err(classify)
         })
         .await
     }
@@ -124,7 +121,7 @@ impl UserStore for PgStore {
             }
         }
         let list = lists::users(query, tenant);
-        let decode = Decode { pooled: user_from, pipelined: |row| Ok(user_from_row!(row)) };
+        let decode = Decode { pooled: |row| user_from(&row), pipelined: |row| user_from(&row) };
         timed(self.timeout, self.list_page(&list, query.count, None, decode)).await
     }
 
@@ -156,7 +153,7 @@ impl UserStore for PgStore {
                         .await
                 })
                 .await?;
-            row.map(user_from).transpose().map_err(classify)
+            row.as_ref().map(user_from).transpose().map_err(classify)
         })
         .await
     }

@@ -1,53 +1,22 @@
 //! SQLite: customers and import reports (an import's writing is in `imports`).
 
+use crate::store::entities::{REPORT_COLUMNS, customer_from, report_from};
 use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{Row, sqlite::SqliteRow};
+use sqlx::Row;
 use uuid::Uuid;
 
-use super::{SqliteStore, bind_all, classify, read_total, time};
+use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
     core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult, Writes},
-    core::{
-        customer::Customer,
-        idempotency::IdempotencyRecord,
-        import::{ImportReport, ImportStatus},
-    },
+    core::{customer::Customer, idempotency::IdempotencyRecord, import::ImportReport},
     store::{
         lists::{self, CUSTOMER_COLUMNS},
         query::Dialect,
         timed,
     },
 };
-
-fn customer_from(row: SqliteRow) -> Result<Customer, sqlx::Error> {
-    Ok(Customer {
-        id: row.try_get("id")?,
-        customer_number: row.try_get("customer_number")?,
-        name: row.try_get("name")?,
-        email: row.try_get("email")?,
-        phone: row.try_get("phone")?,
-        branch_code: row.try_get("branch_code")?,
-        created_date: time(row.try_get("created_date")?)?,
-    })
-}
-
-fn report_from(row: &SqliteRow) -> Result<ImportReport, sqlx::Error> {
-    let (id, status, errors): (String, String, String) =
-        (row.try_get("id")?, row.try_get("status")?, row.try_get("errors")?);
-    Ok(ImportReport {
-        id: Uuid::try_parse(&id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-        status: ImportStatus::parse(&status).ok_or_else(|| sqlx::Error::Decode("unknown import status".into()))?,
-        received: row.try_get::<i64, _>("received")? as u64,
-        created: row.try_get::<i64, _>("created")? as u64,
-        skipped: row.try_get::<i64, _>("skipped")? as u64,
-        errors: serde_json::from_str(&errors).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-        created_at: time(row.try_get("created_at")?)?,
-    })
-}
-
-const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 
 #[async_trait]
 impl CustomerStore for SqliteStore {
@@ -69,7 +38,8 @@ impl CustomerStore for SqliteStore {
                     None => Some(read_total(&self.pool, &list).await.map_err(classify)?),
                 },
             };
-            let customers = rows.into_iter().map(customer_from).collect::<Result<_, _>>().map_err(classify)?;
+            let customers =
+                rows.into_iter().map(|row| customer_from(&row)).collect::<Result<_, _>>().map_err(classify)?;
             Ok((customers, total))
         })
         .await
@@ -80,7 +50,7 @@ impl CustomerStore for SqliteStore {
         timed(self.timeout, async {
             let row =
                 sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(&self.pool)).await.map_err(classify)?;
-            row.map(customer_from).transpose().map_err(classify)
+            row.map(|row| customer_from(&row)).transpose().map_err(classify)
         })
         .await
     }

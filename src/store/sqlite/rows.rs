@@ -37,8 +37,8 @@ impl NamedRow for SqliteRow {
         self.try_get(column)
     }
 
-    fn count(&self, column: &str) -> Result<u64, sqlx::Error> {
-        Ok(self.try_get::<i64, _>(column)? as u64)
+    fn bigint(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column)
     }
 
     fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {

@@ -1,10 +1,10 @@
 //! SQLite: users.
 
+use crate::store::entities::user_from;
 use crate::store::traced::traced;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::{Row, sqlite::SqliteRow};
-use uuid::Uuid;
+use sqlx::Row;
 
 use super::{Query, SqliteStore, bind_all, classify, read_total};
 use crate::{
@@ -30,24 +30,6 @@ fn bind_ref(query: Query<'_>, id: UserRef) -> Query<'_> {
         UserRef::Id(id) => query.bind(id),
         UserRef::Uuid(uuid) => query.bind(uuid.to_string()),
     }
-}
-
-fn user_from(row: SqliteRow) -> Result<User, sqlx::Error> {
-    let uuid: String = row.try_get("uuid")?;
-    let time = |column: &str| -> Result<DateTime<Utc>, sqlx::Error> {
-        let seconds: i64 = row.try_get(column)?;
-        DateTime::from_timestamp(seconds, 0).ok_or_else(|| sqlx::Error::Decode(format!("bad {column}").into()))
-    };
-    Ok(User {
-        id: row.try_get("id")?,
-        uuid: Uuid::try_parse(&uuid).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-        name: row.try_get("name")?,
-        email: row.try_get("email")?,
-        age: row.try_get("age")?,
-        created_at: time("created_at")?,
-        updated_at: time("updated_at")?,
-        version: row.try_get("version")?,
-    })
 }
 
 #[async_trait]
@@ -76,7 +58,7 @@ impl UserStore for SqliteStore {
                         .await
                 })
                 .await?;
-            user_from(row).map_err(classify)
+            user_from(&row).map_err(classify)
         })
         .await
     }
@@ -116,7 +98,7 @@ impl UserStore for SqliteStore {
                 sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(traced(&self.pool)).await.map_err(classify)?;
             row.map(|row| {
                 let fingerprint: String = row.try_get("idempotency_fingerprint")?;
-                Ok((user_from(row)?, fingerprint))
+                Ok((user_from(&row)?, fingerprint))
             })
             .transpose()
             .map_err(classify)
@@ -131,7 +113,7 @@ impl UserStore for SqliteStore {
                 .fetch_optional(traced(&self.pool))
                 .await
                 .map_err(classify)?;
-            row.map(user_from).transpose().map_err(classify)
+            row.map(|row| user_from(&row)).transpose().map_err(classify)
         })
         .await
     }
@@ -147,7 +129,7 @@ impl UserStore for SqliteStore {
                 (true, Some(_), Some(row)) => Some(row.try_get::<i64, _>("total").map_err(classify)? as u64),
                 (true, _, _) => Some(read_total(&self.pool, &list).await.map_err(classify)?),
             };
-            let users = rows.into_iter().map(user_from).collect::<Result<_, _>>().map_err(classify)?;
+            let users = rows.into_iter().map(|row| user_from(&row)).collect::<Result<_, _>>().map_err(classify)?;
             Ok((users, total))
         })
         .await
@@ -181,7 +163,7 @@ impl UserStore for SqliteStore {
                         .await
                 })
                 .await?;
-            row.map(user_from).transpose().map_err(classify)
+            row.map(|row| user_from(&row)).transpose().map_err(classify)
         })
         .await
     }
