@@ -214,16 +214,18 @@ impl Application {
         // every request's whole future again.
         let endpoint = http::stack(self.routes, self.state.clone());
         let settings = &self.state.settings;
-        let timeout = std::time::Duration::from_millis(settings.http.header_read_timeout_ms);
+        let timeouts = http::guard::Timeouts {
+            headers: Duration::from_millis(settings.http.header_read_timeout_ms),
+            idle: Duration::from_millis(settings.http.idle_timeout_ms),
+        };
         let guarded = http::guard::GuardedAcceptor::new(
             self.acceptor,
             settings.http.max_connections,
-            timeout,
+            timeouts,
             self.state.connections.clone(),
         );
         let acceptor = http::linger::LingeringAcceptor(guarded);
         let served = Server::new_with_acceptor(acceptor)
-            .idle_timeout(std::time::Duration::from_millis(self.state.settings.http.idle_timeout_ms))
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
             .await;
         background.abort();

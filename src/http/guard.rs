@@ -2,7 +2,10 @@
 //! past that the service stops accepting (the kernel's backlog holds the rest) instead of
 //! spending memory and file descriptors on them. And a request's headers must arrive within
 //! `TANDEM_HEADER_READ_TIMEOUT_MS` of its first byte, or the connection closes: a client that
-//! trickles its headers (slowloris) holds nothing for long. poem's server sets neither.
+//! trickles its headers (slowloris) holds nothing for long. poem's server sets neither. A
+//! connection that sends nothing for `TANDEM_IDLE_TIMEOUT_MS` between requests is closed too:
+//! here, on the one timer the connection has, rather than by poem's `idle_timeout`, which
+//! wakes a watcher task on every read and write.
 
 use std::{
     io,
@@ -33,17 +36,25 @@ pub struct Connections {
     pub limit: AtomicUsize,
 }
 
+/// How long a connection may take: to send a request's headers, and to send nothing at all
+/// between requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub headers: Duration,
+    pub idle: Duration,
+}
+
 pub struct GuardedAcceptor<A> {
     inner: A,
     permits: Arc<Semaphore>,
-    header_timeout: Duration,
+    timeouts: Timeouts,
     counts: Arc<Connections>,
 }
 
 impl<A> GuardedAcceptor<A> {
-    pub fn new(inner: A, max_connections: usize, header_timeout: Duration, counts: Arc<Connections>) -> Self {
+    pub fn new(inner: A, max_connections: usize, timeouts: Timeouts, counts: Arc<Connections>) -> Self {
         counts.limit.store(max_connections, Ordering::Relaxed);
-        Self { inner, permits: Arc::new(Semaphore::new(max_connections)), header_timeout, counts }
+        Self { inner, permits: Arc::new(Semaphore::new(max_connections)), timeouts, counts }
     }
 }
 
@@ -60,7 +71,7 @@ impl<A: Acceptor> Acceptor for GuardedAcceptor<A> {
         let (io, local, remote, scheme) = self.inner.accept().await?;
         self.counts.open.fetch_add(1, Ordering::Relaxed);
         let slot = Slot { _permit: permit, counts: self.counts.clone() };
-        Ok((GuardedIo::new(io, self.header_timeout, slot), local, remote, scheme))
+        Ok((GuardedIo::new(io, self.timeouts, slot), local, remote, scheme))
     }
 }
 
@@ -79,7 +90,7 @@ impl Drop for Slot {
 /// Where a connection is in its current request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Between requests: nothing read since the last answer.
+    /// Between requests: nothing read since the last answer; the deadline is the idle timeout's.
     Idle,
     /// Reading a request's headers, which must end (a blank line) by the deadline.
     Headers,
@@ -89,7 +100,7 @@ enum Phase {
 
 pub struct GuardedIo<T> {
     io: T,
-    timeout: Duration,
+    timeouts: Timeouts,
     phase: Phase,
     deadline: Pin<Box<Sleep>>,
     /// The last bytes of headers read so far, to find `\r\n\r\n` across reads.
@@ -98,13 +109,13 @@ pub struct GuardedIo<T> {
 }
 
 impl<T> GuardedIo<T> {
-    fn new(io: T, timeout: Duration, slot: Slot) -> Self {
-        let deadline = Box::pin(tokio::time::sleep(timeout));
-        Self { io, timeout, phase: Phase::Idle, deadline, tail: [0; 3], _slot: slot }
+    fn new(io: T, timeouts: Timeouts, slot: Slot) -> Self {
+        let deadline = Box::pin(tokio::time::sleep(timeouts.idle));
+        Self { io, timeouts, phase: Phase::Idle, deadline, tail: [0; 3], _slot: slot }
     }
 
-    /// Follows the bytes just read: a request's first byte arms the deadline; the blank line
-    /// that ends its headers disarms it.
+    /// Follows the bytes just read: a request's first byte arms the headers' deadline; the
+    /// blank line that ends its headers disarms it.
     fn observe(&mut self, read: &[u8]) {
         if read.is_empty() {
             return;
@@ -112,18 +123,42 @@ impl<T> GuardedIo<T> {
         if self.phase == Phase::Idle {
             self.phase = Phase::Headers;
             self.tail = [0; 3];
-            self.deadline.as_mut().reset(Instant::now() + self.timeout);
+            self.deadline.as_mut().reset(Instant::now() + self.timeouts.headers);
         }
         if self.phase != Phase::Headers {
             return;
         }
-        let mut window = Vec::with_capacity(3 + read.len().min(64 * 1024));
-        window.extend_from_slice(&self.tail);
-        window.extend_from_slice(read);
-        if memchr::memmem::find(&window, b"\r\n\r\n").is_some() {
+        // The blank line may span the previous read and this one: its last three bytes and
+        // this one's first three, then this read alone.
+        let mut seam = [0u8; 6];
+        seam[..3].copy_from_slice(&self.tail);
+        let head = read.len().min(3);
+        seam[3..3 + head].copy_from_slice(&read[..head]);
+        if memchr::memmem::find(&seam[..3 + head], b"\r\n\r\n").is_some()
+            || memchr::memmem::find(read, b"\r\n\r\n").is_some()
+        {
             self.phase = Phase::Request;
+        } else if read.len() >= 3 {
+            self.tail.copy_from_slice(&read[read.len() - 3..]);
         } else {
-            self.tail.copy_from_slice(&window[window.len() - 3..]);
+            self.tail.copy_from_slice(&seam[head..head + 3]);
+        }
+    }
+
+    /// Waiting for bytes: whether the wait is over (headers too slow, or idle too long).
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        self.phase != Phase::Request && self.deadline.as_mut().poll(cx).is_ready()
+    }
+
+    /// An answer is being written: whatever is read next is a new request, and the idle
+    /// timeout counts from now. The timer is polled here, so that the connection's task wakes
+    /// when it runs out even if the next read was asked for before the answer (hyper reads
+    /// ahead while a request is answered).
+    fn answering(&mut self, cx: &mut Context<'_>) {
+        if self.phase != Phase::Idle {
+            self.phase = Phase::Idle;
+            self.deadline.as_mut().reset(Instant::now() + self.timeouts.idle);
+            let _ = self.deadline.as_mut().poll(cx);
         }
     }
 }
@@ -137,9 +172,14 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
                 this.observe(&buf.filled()[before..]);
                 Poll::Ready(Ok(()))
             }
-            Poll::Pending if this.phase == Phase::Headers && this.deadline.as_mut().poll(cx).is_ready() => {
-                Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "request headers took too long")))
-            }
+            Poll::Pending if this.expired(cx) => match this.phase {
+                Phase::Headers => {
+                    Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "request headers took too long")))
+                }
+                // Idle too long: read as the end of the stream, which closes the connection
+                // between requests, as a client closing it would.
+                _ => Poll::Ready(Ok(())),
+            },
             other => other,
         }
     }
@@ -147,8 +187,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        // An answer: whatever is read next is a new request.
-        self.phase = Phase::Idle;
+        self.answering(cx);
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
@@ -161,7 +200,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.phase = Phase::Idle;
+        self.answering(cx);
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 
@@ -181,7 +220,8 @@ mod tests {
     fn io() -> GuardedIo<()> {
         let counts = Arc::new(Connections::default());
         let permit = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
-        GuardedIo::new((), Duration::from_secs(1), Slot { _permit: permit, counts })
+        let timeouts = Timeouts { headers: Duration::from_secs(1), idle: Duration::from_secs(5) };
+        GuardedIo::new((), timeouts, Slot { _permit: permit, counts })
     }
 
     #[tokio::test]
@@ -195,5 +235,20 @@ mod tests {
         assert_eq!(io.phase, Phase::Request);
         io.observe(b"body bytes without a blank line");
         assert_eq!(io.phase, Phase::Request);
+    }
+
+    #[tokio::test]
+    async fn a_blank_line_is_found_however_the_reads_split_it() {
+        let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        for first in 1..request.len() {
+            for second in first..request.len() {
+                let mut io = io();
+                io.observe(&request[..first]);
+                io.observe(&request[first..second]);
+                assert_ne!(io.phase, Phase::Request, "split at {first} and {second}: not yet");
+                io.observe(&request[second..]);
+                assert_eq!(io.phase, Phase::Request, "split at {first} and {second}");
+            }
+        }
     }
 }
