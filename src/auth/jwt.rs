@@ -162,7 +162,9 @@ impl Verifier {
                 return Err(Refused::Invalid("expired"));
             }
         }
-        crate::telemetry::traces::token_verification(self.verify_uncached(token)).await
+        // Boxed: a token is verified once and then found in the cache; inline, the reading of
+        // a provider's keys would size every request's future.
+        Box::pin(crate::telemetry::traces::token_verification(self.verify_uncached(token))).await
     }
 
     /// The signature, the key (read from the provider when it must be) and the claims.

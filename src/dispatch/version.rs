@@ -5,11 +5,12 @@
 
 use std::sync::Arc;
 
+use poem::IntoEndpoint;
 use poem_openapi::{OpenApi, OpenApiService, registry::MetaApi};
 use uuid::Uuid;
 
 use super::{
-    endpoint::{SharedEndpoint, shared},
+    endpoint::{SharedEndpoint, shared, shared_boxed},
     routes::RouteTable,
 };
 use crate::{
@@ -59,7 +60,7 @@ impl Version {
         Self {
             number,
             style,
-            endpoint: shared(service()),
+            endpoint: shared_boxed(service().into_endpoint()),
             document: openapi::complete(&service().spec()),
             docs_page: Arc::new(move || service().swagger_ui_html()),
             operations: Operations::Declared(T::meta()),

@@ -28,17 +28,53 @@ struct Lease {
     until: Instant,
 }
 
+/// Something per client (tenant, then subject), found without building a key: every request
+/// looks its client up, and only a new client allocates.
+struct PerClient<V>(HashMap<String, HashMap<String, V>>);
+
+impl<V> PerClient<V> {
+    fn new() -> Self {
+        Self(HashMap::new())
+    }
+
+    fn get_mut(&mut self, tenant: &str, subject: &str) -> Option<&mut V> {
+        self.0.get_mut(tenant)?.get_mut(subject)
+    }
+
+    fn get_or_insert(&mut self, tenant: &str, subject: &str, new: impl FnOnce() -> V) -> &mut V {
+        if !self.0.contains_key(tenant) {
+            self.0.insert(tenant.to_string(), HashMap::new());
+        }
+        let of_tenant = self.0.get_mut(tenant).expect("inserted above");
+        if !of_tenant.contains_key(subject) {
+            of_tenant.insert(subject.to_string(), new());
+        }
+        of_tenant.get_mut(subject).expect("inserted above")
+    }
+
+    fn len(&self) -> usize {
+        self.0.values().map(HashMap::len).sum()
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
+        for of_tenant in self.0.values_mut() {
+            of_tenant.retain(|_, v| keep(v));
+        }
+        self.0.retain(|_, of_tenant| !of_tenant.is_empty());
+    }
+}
+
 pub struct RateLimiter {
     rate: f64,
     burst: f64,
-    buckets: Mutex<HashMap<(String, String), Bucket>>,
+    buckets: Mutex<PerClient<Bucket>>,
     shared: Option<Shared>,
 }
 
 struct Shared {
     link: RedisLink,
     take: Script,
-    leases: Mutex<HashMap<(String, String), Lease>>,
+    leases: Mutex<PerClient<Lease>>,
     /// After a failure, Redis is left alone until then (requests don't each wait out a timeout).
     down_until: Mutex<Option<Instant>>,
 }
@@ -90,10 +126,10 @@ impl RateLimiter {
         let shared = link.map(|link| Shared {
             link,
             take: Script::new(TAKE),
-            leases: Mutex::new(HashMap::new()),
+            leases: Mutex::new(PerClient::new()),
             down_until: Mutex::new(None),
         });
-        Self { rate, burst: rate * 2.0, buckets: Mutex::new(HashMap::new()), shared }
+        Self { rate, burst: rate * 2.0, buckets: Mutex::new(PerClient::new()), shared }
     }
 
     /// A lease's size: a tenth of a second's worth, at least one and at most 100, so that
@@ -114,11 +150,10 @@ impl RateLimiter {
 
     /// `None` when Redis doesn't answer: the caller falls back to the local bucket.
     async fn check_shared(&self, shared: &Shared, tenant: &str, subject: &str) -> Option<Decision> {
-        let key = (tenant.to_string(), subject.to_string());
         let now = Instant::now();
         {
             let mut leases = shared.leases.lock().expect("rate limit leases");
-            if let Some(lease) = leases.get_mut(&key).filter(|l| l.tokens > 0 && l.until > now) {
+            if let Some(lease) = leases.get_mut(tenant, subject).filter(|l| l.tokens > 0 && l.until > now) {
                 lease.tokens -= 1;
                 return Some(self.decision(true, lease.tokens, 0));
             }
@@ -126,6 +161,13 @@ impl RateLimiter {
         if shared.down_until.lock().expect("rate limit state").is_some_and(|until| until > now) {
             return None;
         }
+        // Boxed: a lease is taken once per chunk of requests, and Redis's future is several KB
+        // that every request's future would otherwise carry.
+        Box::pin(self.lease(shared, tenant, subject, now)).await
+    }
+
+    /// Leases a chunk of tokens from the shared bucket, and spends one.
+    async fn lease(&self, shared: &Shared, tenant: &str, subject: &str, now: Instant) -> Option<Decision> {
         let redis_key = format!("tandem:rate:{tenant}:{subject}");
         let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
         let mut invocation = shared.take.key(redis_key);
@@ -153,9 +195,9 @@ impl RateLimiter {
         // that got nothing may still find tokens another one just leased.
         let mut leases = shared.leases.lock().expect("rate limit leases");
         if leases.len() > SWEEP_AT {
-            leases.retain(|_, l| l.until > now);
+            leases.retain(|l| l.until > now);
         }
-        let lease = leases.entry(key).or_insert(Lease { tokens: 0, until: now });
+        let lease = leases.get_or_insert(tenant, subject, || Lease { tokens: 0, until: now });
         if lease.until <= now {
             lease.tokens = 0;
         }
@@ -179,10 +221,9 @@ impl RateLimiter {
         let mut buckets = self.buckets.lock().expect("rate limit buckets");
         if buckets.len() > SWEEP_AT {
             let (rate, burst) = (self.rate, self.burst);
-            buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+            buckets.retain(|b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
         }
-        let bucket =
-            buckets.entry((tenant.to_string(), subject.to_string())).or_insert(Bucket { tokens: self.burst, at: now });
+        let bucket = buckets.get_or_insert(tenant, subject, || Bucket { tokens: self.burst, at: now });
         bucket.tokens = (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * self.rate).min(self.burst);
         bucket.at = now;
         let allowed = bucket.tokens >= 1.0;

@@ -70,10 +70,11 @@ impl RecentWrites {
 /// Runs `command` on the shared Redis within [`CALL_TIMEOUT`]; `None` when it failed, which
 /// the link hears of (a failover is looked for before the next call).
 async fn bounded<T: redis::FromRedisValue>(link: &RedisLink, name: &'static str, command: redis::Cmd) -> Option<T> {
-    let call = async {
+    // Boxed: Redis's future is several KB, which every request's future would carry.
+    let call = Box::pin(async {
         let mut connection = link.connection().await?;
         traces::redis(name, command.query_async::<T>(&mut connection)).await
-    };
+    });
     match tokio::time::timeout(CALL_TIMEOUT, call).await {
         Ok(Ok(answer)) => Some(answer),
         Ok(Err(err)) => {

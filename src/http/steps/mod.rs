@@ -54,7 +54,9 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepa
     //    that need a token: operators' and a client's own.
     if let Some(route) = state.fixed.find(req.uri().path()) {
         dry_run::refuse_outside_versions(&info)?;
-        if operators::admit(req, state, &info, route.access).await? {
+        // Boxed, as the refusals below: what only some requests run does not size every
+        // request's future.
+        if Box::pin(operators::admit(req, state, &info, route.access)).await? {
             return Ok(Prepared::Other);
         }
     }
@@ -78,7 +80,7 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepa
     // 5. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
     let now = (state.clock)();
     if let Err(gone) = lifecycle::refuse_if_gone(req, state, target.version, now) {
-        return Err(lifecycle::identify_refused(req, state, &info, gone).await);
+        return Err(Box::pin(lifecycle::identify_refused(req, state, &info, gone)).await);
     }
     let policy = target.route.policy(req.method());
     // From here on the request is addressed as its version's operations see it.
