@@ -11,7 +11,6 @@ use poem::{
 
 use super::{AppState, error_response::respond};
 use crate::{
-    auth::Caller,
     changes::through::Exposures,
     core::idempotency::IdempotencyRecord,
     encoding::base64url,
@@ -38,7 +37,7 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
         return Err(ApiError::bad_header("Idempotency-Key").into());
     }
     let info = context::info(&req);
-    let caller = req.extensions().get::<Caller>().cloned().expect("authentication runs first");
+    let caller = context::admitted(&req).map(|a| a.caller.clone()).expect("authentication runs first");
     let path = req.original_uri().path().to_string();
 
     let version = info.version().unwrap_or_default();

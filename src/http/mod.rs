@@ -27,8 +27,10 @@ pub use state::AppState;
 pub fn stack<E: Endpoint + 'static>(routes: E, state: Arc<AppState>) -> impl Endpoint {
     let for_api = state.clone();
     let for_boundary = state.clone();
+    // The state as `Data` is for the routes outside the versions (operators', documents): a
+    // version's operations get what they use from the steps, so their requests skip it.
     routes
+        .data(state)
         .around(move |next, req| api_layer::api_layer(next, req, for_api.clone()))
         .around(move |next, req| boundary::boundary(next, req, for_boundary.clone()))
-        .data(state)
 }

@@ -12,7 +12,7 @@ use poem::{
 };
 
 use super::error::i18n::Lang;
-use crate::telemetry::traces::TraceHandle;
+use crate::{auth::Caller, core::services::Services, telemetry::traces::TraceHandle};
 
 // A constant name: one given as a string is parsed and hashed again on every use.
 pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
@@ -55,10 +55,25 @@ pub struct RequestInfo {
     pub resolved: OnceLock<Resolved>,
     /// Who sent it, written once authentication has verified the token.
     pub identity: OnceLock<Identity>,
+    /// A version's operation, its caller admitted: what its handler takes. Kept here rather
+    /// than as extensions of their own, which every request would insert and hash.
+    pub admitted: OnceLock<Admitted>,
     /// Set by the body limit when it cut the body off: whatever parser then fails, the answer
     /// is 413 with this limit.
     pub body_over_limit: OnceLock<u64>,
     pub dry_run: DryRun,
+}
+
+/// What the steps hand a version's operation: its caller, and the services it runs on (a dry
+/// run's roll back every write).
+pub struct Admitted {
+    pub caller: Caller,
+    pub services: Arc<Services>,
+}
+
+/// What the steps handed the request's operation; `None` outside the versions.
+pub fn admitted(req: &Request) -> Option<&Admitted> {
+    req.extensions().get::<Arc<RequestInfo>>()?.admitted.get()
 }
 
 /// What dispatch decided about a request.
@@ -119,6 +134,7 @@ impl RequestInfo {
             started: Instant::now(),
             resolved: OnceLock::new(),
             identity: OnceLock::new(),
+            admitted: OnceLock::new(),
             body_over_limit: OnceLock::new(),
             dry_run,
         }

@@ -4,7 +4,7 @@
 use poem::Request;
 use poem_openapi::{SecurityScheme, auth::Bearer};
 
-use super::error::ApiError;
+use super::{context::admitted, error::ApiError};
 use crate::auth::Caller;
 
 #[derive(SecurityScheme)]
@@ -12,5 +12,5 @@ use crate::auth::Caller;
 pub struct BearerAuth(pub Caller);
 
 async fn verified_caller(req: &Request, _token: Bearer) -> poem::Result<Caller> {
-    req.extensions().get::<Caller>().cloned().ok_or_else(|| ApiError::unauthenticated(false).into())
+    admitted(req).map(|admitted| admitted.caller.clone()).ok_or_else(|| ApiError::unauthenticated(false).into())
 }

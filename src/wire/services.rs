@@ -1,17 +1,17 @@
 //! The core's services as operation parameters: a handler names the ones it uses (`users:
-//! Users`, `limits: PageLimits`) and gets those alone. The API layer puts [`Services`] on every
-//! request it sends to a version.
+//! Users`, `limits: PageLimits`) and gets those alone. The API layer hands [`Services`] to every
+//! request it sends to a version (`RequestInfo::admitted`).
 
 use std::sync::Arc;
 
 use poem::{FromRequest, Request, RequestBody};
 
-use super::error::ApiError;
+use super::{context::admitted, error::ApiError};
 use crate::core::{customers::Customers, paging::PageLimits, services::Services, users::Users};
 
 fn services(req: &Request) -> poem::Result<&Arc<Services>> {
-    req.extensions()
-        .get::<Arc<Services>>()
+    admitted(req)
+        .map(|admitted| &admitted.services)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("no services on a versioned request")).into())
 }
 

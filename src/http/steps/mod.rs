@@ -19,7 +19,7 @@ use crate::{
     dispatch::{Resolution, endpoint::SharedEndpoint},
     wire::{
         body_limit,
-        context::{self, DryRun, Refusal},
+        context::{self, Admitted, DryRun, Refusal},
         error::ApiError,
     },
 };
@@ -96,10 +96,9 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepa
     // 9. Whether a list may read the replica: not right after the caller's own write.
     let caller = freshness::decide(caller, state, policy.list).await;
     // 10. What the handler takes: the caller and the services (a dry run's roll back every write).
-    req.extensions_mut().insert(caller);
     let dry_run = info.dry_run == DryRun::Yes;
     let services = if dry_run { &state.dry_run_services } else { &state.services };
-    req.extensions_mut().insert(services.clone());
+    let _ = info.admitted.set(Admitted { caller, services: services.clone() });
     // 11. The body limit, counted as the body streams in.
     let limit = if policy.upload { state.settings.http.max_upload_bytes } else { state.settings.http.max_body_bytes };
     body_limit::apply(req, limit, info.clone())?;
