@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use crate::{
-    core::storage::{CustomerList, Freshness, NewUser, Store, Writes},
+    core::storage::{CustomerList, Freshness, ImportStart, NewUser, Store, Writes},
     core::{
         customer::{BranchCode, CustomerNumber, CustomerSort, NewCustomer, Phone},
         import::{ImportReport, ImportStatus},
@@ -137,7 +137,8 @@ pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64
         let end = (start + BATCH).min(existing_customers + customers);
         let rows: Vec<NewCustomer> = (start..end).map(customer).collect();
         let (id, now) = (Uuid::now_v7(), Utc::now());
-        let mut import = store.begin_import(tenant, id, now, None, Writes::Kept).await?;
+        let start = ImportStart { tenant, id, created_at: now, idempotency: None, writes: Writes::Kept };
+        let mut import = store.begin_import(start).await?;
         import.write(&rows).await?;
         let (received, created, skipped) = (rows.len() as u64, rows.len() as u64, 0);
         let status = ImportStatus::Completed;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{SubsecRound, Utc};
 use uuid::Uuid;
 
-use crate::core::storage::{CustomerList, Freshness, Store, StoreError, Writes};
+use crate::core::storage::{CustomerList, Freshness, ImportStart, Store, StoreError, Writes};
 use crate::core::{
     CoreError,
     customer::{Customer, CustomerSort},
@@ -88,7 +88,8 @@ impl Customers {
     /// request whose earlier try made its import gets that import again instead.
     pub async fn begin_import(&self, tenant: &str, idempotency: Option<IdempotencyRecord>) -> Result<Begun, CoreError> {
         let (id, now) = (Uuid::now_v7(), Utc::now().trunc_subsecs(0));
-        match self.store.begin_import(tenant, id, now, idempotency.as_ref(), self.writes).await {
+        let start = ImportStart { tenant, id, created_at: now, idempotency: idempotency.as_ref(), writes: self.writes };
+        match self.store.begin_import(start).await {
             Ok(writer) => Ok(Begun::Session(Box::new(ImportSession::new(id, now, writer)))),
             Err(StoreError::Conflict(conflict)) => match &idempotency {
                 Some(key) => match self.store.find_import_by_idempotency(tenant, &key.scope).await? {

@@ -6,7 +6,7 @@ use chrono::{SubsecRound, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::core::storage::{Constraint, Freshness, NewUser, Store, StoreError, UserList, Writes};
+use crate::core::storage::{Constraint, Freshness, NewUser, Store, StoreError, UserList, UserTarget, Writes};
 use crate::core::{
     CoreError,
     error::Conflict,
@@ -141,7 +141,8 @@ impl Users {
         precondition: Precondition,
     ) -> Result<User, CoreError> {
         let now = Utc::now().trunc_subsecs(0);
-        match self.store.update_user(tenant, id, &fields, precondition, now, self.writes).await? {
+        let target = UserTarget { tenant, id, expected_version: precondition, writes: self.writes };
+        match self.store.update_user(target, &fields, now).await? {
             Some(user) => Ok(user),
             None => Err(self.why_not_written(tenant, id, precondition).await),
         }
@@ -172,13 +173,15 @@ impl Users {
         })?;
         let now = Utc::now().trunc_subsecs(0);
         let id = UserRef::Id(current.id);
-        let updated = self.store.update_user(tenant, id, &fields, Some(current.version), now, self.writes).await?;
+        let target = UserTarget { tenant, id, expected_version: Some(current.version), writes: self.writes };
+        let updated = self.store.update_user(target, &fields, now).await?;
         // Someone else wrote between our read and our write: the client must look again.
         updated.ok_or(CoreError::Conflict(Conflict::ConcurrentUpdate))
     }
 
     pub async fn delete(&self, tenant: &str, id: UserRef, precondition: Precondition) -> Result<(), CoreError> {
-        if self.store.delete_user(tenant, id, precondition, self.writes).await? {
+        let target = UserTarget { tenant, id, expected_version: precondition, writes: self.writes };
+        if self.store.delete_user(target).await? {
             Ok(())
         } else {
             Err(self.why_not_written(tenant, id, precondition).await)

@@ -9,6 +9,14 @@ use crate::core::{
     user::User,
 };
 
+/// The columns of a user, the one list every statement that reads a user selects (a macro, so
+/// that statements can be `concat!`ed at compile time).
+macro_rules! user_columns {
+    () => {
+        "id, uuid, name, email, age, created_at, updated_at, version"
+    };
+}
+
 /// The columns of an import report.
 pub(crate) const REPORT_COLUMNS: &str = "id, status, received, created, skipped, errors, created_at";
 

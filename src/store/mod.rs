@@ -2,15 +2,10 @@
 //! with its own migrations. Every query is scoped by tenant; every call is bounded by the
 //! configured timeout. Adapters import the core and nothing above it.
 
-/// The columns of a user, the one list every statement that reads a user selects (a macro, so
-/// that statements can be `concat!`ed at compile time).
-macro_rules! user_columns {
-    () => {
-        "id, uuid, name, email, age, created_at, updated_at, version"
-    };
-}
-
+// First: its `user_columns!` is used by the modules after it.
+#[macro_use]
 mod entities;
+mod customers;
 mod errors;
 mod import_slots;
 pub mod lists;
@@ -20,6 +15,7 @@ pub mod query;
 mod rows;
 mod sqlite;
 mod traced;
+mod users;
 mod workbench;
 
 use std::{sync::Arc, time::Duration};

@@ -8,7 +8,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{errors::from_sqlx, query::Dialect};
-use crate::core::storage::StoreResult;
+use crate::core::storage::{StoreResult, Writes};
 
 /// A value bound to a statement, typed so that each backend binds it as its column is stored
 /// (a time as `timestamptz` or as Unix seconds, an id as `uuid` or as text).
@@ -18,6 +18,8 @@ pub(crate) enum Value<'a> {
     Integer(Option<i32>),
     /// A `BIGINT` count.
     Count(u64),
+    /// Any other `BIGINT`: an id, a record's version.
+    BigInt(Option<i64>),
     Flag(bool),
     Text(Option<&'a str>),
     Time(Option<DateTime<Utc>>),
@@ -111,6 +113,10 @@ pub(crate) trait RowStore: Send + Sync {
 
     /// The rows one statement reads.
     async fn read_all(&self, statement: &Statement<'_>) -> StoreResult<Vec<Self::Row>>;
+
+    /// One write and the rows it returns; `RolledBack`, in a transaction rolled back whatever
+    /// it answered (a dry run: the store's rules answer, nothing is kept).
+    async fn write_one(&self, statement: &Statement<'_>, writes: Writes) -> StoreResult<Vec<Self::Row>>;
 }
 
 /// A `NOT NULL` cell of each kind.

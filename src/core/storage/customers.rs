@@ -26,6 +26,17 @@ pub struct CustomerList {
     pub freshness: super::Freshness,
 }
 
+/// An import about to begin: its tenant, id and time, the keyed request that asks for it, and
+/// whether its commit keeps it (`RolledBack`: it does everything but keep it).
+#[derive(Debug, Clone, Copy)]
+pub struct ImportStart<'a> {
+    pub tenant: &'a str,
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub idempotency: Option<&'a IdempotencyRecord>,
+    pub writes: Writes,
+}
+
 #[async_trait]
 pub trait CustomerStore: Send + Sync {
     /// The customers the query selects, and their total when it asks for one (from the
@@ -34,17 +45,9 @@ pub trait CustomerStore: Send + Sync {
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>>;
 
-    /// Begins an import with this id and time. Another try of the same keyed request that made
-    /// its import finds it here (`Conflict(ImportIdempotency)`), before anything is written.
-    /// `RolledBack`: its commit does everything but keep it.
-    async fn begin_import(
-        &self,
-        tenant: &str,
-        id: Uuid,
-        created_at: DateTime<Utc>,
-        idempotency: Option<&IdempotencyRecord>,
-        writes: Writes,
-    ) -> StoreResult<Box<dyn ImportWriter>>;
+    /// Begins an import. Another try of the same keyed request that made its import finds it
+    /// here (`Conflict(ImportIdempotency)`), before anything is written.
+    async fn begin_import(&self, start: ImportStart<'_>) -> StoreResult<Box<dyn ImportWriter>>;
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>>;
 

@@ -9,10 +9,10 @@ mod workbench;
 
 use async_trait::async_trait;
 
-pub use customers::{CustomerList, CustomerStore, ImportWriter};
+pub use customers::{CustomerList, CustomerStore, ImportStart, ImportWriter};
 pub use errors::{Constraint, StoreError};
 pub use ops::{OpsStore, UsageRow};
-pub use users::{NewUser, UserList, UserStore};
+pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
     Activity, AuditEntry, Brownout, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity, VersionActivity,
     WorkbenchStore,

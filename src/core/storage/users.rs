@@ -21,6 +21,16 @@ pub struct NewUser {
     pub idempotency: Option<IdempotencyRecord>,
 }
 
+/// The user a change is for: its tenant and reference, the version it must be at (`None`:
+/// any), and whether the change is kept (`RolledBack`: a dry run).
+#[derive(Debug, Clone, Copy)]
+pub struct UserTarget<'a> {
+    pub tenant: &'a str,
+    pub id: UserRef,
+    pub expected_version: Option<i64>,
+    pub writes: Writes,
+}
+
 /// A users list in storage terms.
 #[derive(Debug, Clone)]
 pub struct UserList {
@@ -52,23 +62,15 @@ pub trait UserStore: Send + Sync {
     /// The users the query selects, and their total when it asks for one.
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)>;
 
-    /// Replaces the writable fields; `None` when no row matched (absent, or not at `expected_version`).
+    /// Replaces the writable fields; `None` when no row matched (absent, or not at the
+    /// target's `expected_version`).
     async fn update_user(
         &self,
-        tenant: &str,
-        id: UserRef,
+        target: UserTarget<'_>,
         fields: &UserFields,
-        expected_version: Option<i64>,
         now: DateTime<Utc>,
-        writes: Writes,
     ) -> StoreResult<Option<User>>;
 
-    /// `false` when no row matched (absent, or not at `expected_version`).
-    async fn delete_user(
-        &self,
-        tenant: &str,
-        id: UserRef,
-        expected_version: Option<i64>,
-        writes: Writes,
-    ) -> StoreResult<bool>;
+    /// `false` when no row matched (absent, or not at the target's `expected_version`).
+    async fn delete_user(&self, target: UserTarget<'_>) -> StoreResult<bool>;
 }

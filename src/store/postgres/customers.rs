@@ -1,18 +1,16 @@
 //! PostgreSQL: customers and import reports (an import's writing is in `imports`).
 
-use crate::store::entities::{REPORT_COLUMNS, customer_from, report_from};
-use crate::store::traced::traced;
+use crate::store::entities::customer_from;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use sqlx::Row;
 use uuid::Uuid;
 
-use super::{PgStore, classify, lists::Decode, read_total};
+use super::{PgStore, lists::Decode, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult, Writes},
-    core::{customer::Customer, idempotency::IdempotencyRecord, import::ImportReport},
+    core::storage::{CustomerList, CustomerStore, ImportStart, ImportWriter, StoreResult},
+    core::{customer::Customer, import::ImportReport},
     store::{
-        lists::{self, CUSTOMER_COLUMNS},
+        customers,
+        lists::{self},
         timed,
     },
 };
@@ -40,36 +38,15 @@ impl CustomerStore for PgStore {
     }
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
-        let sql = format!("SELECT {} FROM customers WHERE tenant = $1 AND id = $2", CUSTOMER_COLUMNS);
-        timed(self.timeout, async {
-            let row = self
-                .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(c)).await)
-                .await?;
-            row.as_ref().map(customer_from).transpose().map_err(classify)
-        })
-        .await
+        customers::find_customer(self, tenant, id).await
     }
 
-    async fn begin_import(
-        &self,
-        tenant: &str,
-        id: Uuid,
-        created_at: DateTime<Utc>,
-        idempotency: Option<&IdempotencyRecord>,
-        writes: Writes,
-    ) -> StoreResult<Box<dyn ImportWriter>> {
-        Ok(Box::new(self.begin(tenant, id, created_at, idempotency, writes).await?))
+    async fn begin_import(&self, start: ImportStart<'_>) -> StoreResult<Box<dyn ImportWriter>> {
+        Ok(Box::new(self.begin(start).await?))
     }
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
-        let sql = format!("SELECT {REPORT_COLUMNS} FROM imports WHERE tenant = $1 AND id = $2");
-        timed(self.timeout, async {
-            let row = self
-                .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(c)).await)
-                .await?;
-            row.as_ref().map(report_from).transpose().map_err(classify)
-        })
-        .await
+        customers::find_import(self, tenant, id).await
     }
 
     async fn find_import_by_idempotency(
@@ -77,17 +54,6 @@ impl CustomerStore for PgStore {
         tenant: &str,
         scope: &str,
     ) -> StoreResult<Option<(ImportReport, String)>> {
-        let sql = format!(
-            "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = $1 AND idempotency_scope = $2"
-        );
-        timed(self.timeout, async {
-            let row = self
-                .with_conn(async |c| sqlx::query(&sql).bind(tenant).bind(scope).fetch_optional(traced(c)).await)
-                .await?;
-            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
-                .transpose()
-                .map_err(classify)
-        })
-        .await
+        customers::find_import_by_idempotency(self, tenant, scope).await
     }
 }

@@ -7,7 +7,6 @@ use crate::store::traced::traced;
 use std::{collections::BTreeMap, time::Duration};
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use sqlx::Row;
 use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
@@ -16,8 +15,8 @@ use super::{PgStore, classify, held::Dedicated};
 use crate::{
     core::{
         customer::NewCustomer,
-        idempotency::IdempotencyRecord,
         import::ImportReport,
+        storage::ImportStart,
         storage::{ImportWriter, StoreError, StoreResult, Writes},
     },
     store::{lists::ALL_BRANCHES, server_side_limit, timed, with_import_budget},
@@ -36,14 +35,8 @@ pub(super) struct PgImport {
 }
 
 impl PgStore {
-    pub(super) async fn begin(
-        &self,
-        tenant: &str,
-        id: Uuid,
-        created_at: DateTime<Utc>,
-        idempotency: Option<&IdempotencyRecord>,
-        writes: Writes,
-    ) -> StoreResult<PgImport> {
+    pub(super) async fn begin(&self, start: ImportStart<'_>) -> StoreResult<PgImport> {
+        let ImportStart { tenant, id, created_at, idempotency, writes } = start;
         let budget = with_import_budget(self.timeout);
         let slot = self.imports.take(self.timeout).await?;
         let conn = timed(self.timeout, async { self.held.dedicated().await.map_err(classify) }).await?;

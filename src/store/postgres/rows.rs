@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::{
-    core::storage::StoreResult,
+    core::storage::{StoreResult, Writes},
     store::{
         query::Dialect,
         rows::{Bound, NamedRow, RowStore, Statement, Value},
@@ -25,6 +25,7 @@ fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
     statement.values.iter().fold(sqlx::query(&statement.sql), |query, value| match *value {
         Value::Integer(n) => query.bind(n),
         Value::Count(n) => query.bind(n as i64),
+        Value::BigInt(n) => query.bind(n),
         Value::Flag(b) => query.bind(b),
         Value::Day(d) => query.bind(d),
         Value::Text(t) => query.bind(t),
@@ -87,6 +88,10 @@ impl RowStore for PgStore {
 
     async fn read_all(&self, statement: &Statement<'_>) -> StoreResult<Vec<PgRow>> {
         timed(self.timeout, self.with_conn(async |c| bind(statement).fetch_all(traced(c)).await)).await
+    }
+
+    async fn write_one(&self, statement: &Statement<'_>, writes: Writes) -> StoreResult<Vec<PgRow>> {
+        timed(self.timeout, self.writing(writes, async |c| bind(statement).fetch_all(traced(c)).await)).await
     }
 }
 

@@ -9,10 +9,10 @@ use sqlx::Row;
 use super::{PgStore, classify, gathered, lift_limit, lists::Decode, restore_limit};
 use crate::{
     core::{
-        storage::{NewUser, StoreResult, UserList, UserStore, Writes},
+        storage::{NewUser, StoreResult, UserList, UserStore, UserTarget, Writes},
         user::{User, UserFields, UserRef},
     },
-    store::{lists, timed, with_import_budget},
+    store::{lists, timed, users, with_import_budget},
 };
 
 /// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
@@ -127,53 +127,14 @@ impl UserStore for PgStore {
 
     async fn update_user(
         &self,
-        tenant: &str,
-        id: UserRef,
+        target: UserTarget<'_>,
         fields: &UserFields,
-        expected_version: Option<i64>,
         now: DateTime<Utc>,
-        writes: Writes,
     ) -> StoreResult<Option<User>> {
-        let sql = by_ref!(
-            id,
-            "UPDATE users SET name = $3, email = $4, email_key = $5, age = $6, updated_at = $7, version = version + 1",
-            concat!(" AND ($8::bigint IS NULL OR version = $8) RETURNING ", user_columns!())
-        );
-        timed(self.timeout, async {
-            let row = self
-                .writing(writes, async |c| {
-                    bind_ref(sqlx::query(sql).bind(tenant), id)
-                        .bind(fields.name.as_str())
-                        .bind(fields.email.as_str())
-                        .bind(fields.email.key())
-                        .bind(fields.age.map(|a| a.get()))
-                        .bind(now)
-                        .bind(expected_version)
-                        .fetch_optional(traced(c))
-                        .await
-                })
-                .await?;
-            row.as_ref().map(user_from).transpose().map_err(classify)
-        })
-        .await
+        users::update_user(self, target, fields, now).await
     }
 
-    async fn delete_user(
-        &self,
-        tenant: &str,
-        id: UserRef,
-        expected_version: Option<i64>,
-        writes: Writes,
-    ) -> StoreResult<bool> {
-        let sql = by_ref!(id, "DELETE FROM users", " AND ($3::bigint IS NULL OR version = $3)");
-        timed(self.timeout, async {
-            let done = self
-                .writing(writes, async |c| {
-                    bind_ref(sqlx::query(sql).bind(tenant), id).bind(expected_version).execute(traced(c)).await
-                })
-                .await?;
-            Ok(done.rows_affected() > 0)
-        })
-        .await
+    async fn delete_user(&self, target: UserTarget<'_>) -> StoreResult<bool> {
+        users::delete_user(self, target).await
     }
 }

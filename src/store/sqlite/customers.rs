@@ -1,18 +1,18 @@
 //! SQLite: customers and import reports (an import's writing is in `imports`).
 
-use crate::store::entities::{REPORT_COLUMNS, customer_from, report_from};
+use crate::store::entities::customer_from;
 use crate::store::traced::traced;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use sqlx::Row;
 use uuid::Uuid;
 
 use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, ImportWriter, StoreResult, Writes},
-    core::{customer::Customer, idempotency::IdempotencyRecord, import::ImportReport},
+    core::storage::{CustomerList, CustomerStore, ImportStart, ImportWriter, StoreResult},
+    core::{customer::Customer, import::ImportReport},
     store::{
-        lists::{self, CUSTOMER_COLUMNS},
+        customers,
+        lists::{self},
         query::Dialect,
         timed,
     },
@@ -46,38 +46,15 @@ impl CustomerStore for SqliteStore {
     }
 
     async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
-        let sql = format!("SELECT {} FROM customers WHERE tenant = ?1 AND id = ?2", CUSTOMER_COLUMNS);
-        timed(self.timeout, async {
-            let row =
-                sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(traced(&self.pool)).await.map_err(classify)?;
-            row.map(|row| customer_from(&row)).transpose().map_err(classify)
-        })
-        .await
+        customers::find_customer(self, tenant, id).await
     }
 
-    async fn begin_import(
-        &self,
-        tenant: &str,
-        id: Uuid,
-        created_at: DateTime<Utc>,
-        idempotency: Option<&IdempotencyRecord>,
-        writes: Writes,
-    ) -> StoreResult<Box<dyn ImportWriter>> {
-        Ok(Box::new(self.begin(tenant, id, created_at, idempotency, writes).await?))
+    async fn begin_import(&self, start: ImportStart<'_>) -> StoreResult<Box<dyn ImportWriter>> {
+        Ok(Box::new(self.begin(start).await?))
     }
 
     async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
-        let sql = format!("SELECT {REPORT_COLUMNS} FROM imports WHERE tenant = ?1 AND id = ?2");
-        timed(self.timeout, async {
-            let row = sqlx::query(&sql)
-                .bind(tenant)
-                .bind(id.to_string())
-                .fetch_optional(traced(&self.pool))
-                .await
-                .map_err(classify)?;
-            row.as_ref().map(report_from).transpose().map_err(classify)
-        })
-        .await
+        customers::find_import(self, tenant, id).await
     }
 
     async fn find_import_by_idempotency(
@@ -85,20 +62,6 @@ impl CustomerStore for SqliteStore {
         tenant: &str,
         scope: &str,
     ) -> StoreResult<Option<(ImportReport, String)>> {
-        let sql = format!(
-            "SELECT {REPORT_COLUMNS}, idempotency_fingerprint FROM imports WHERE tenant = ?1 AND idempotency_scope = ?2"
-        );
-        timed(self.timeout, async {
-            let row = sqlx::query(&sql)
-                .bind(tenant)
-                .bind(scope)
-                .fetch_optional(traced(&self.pool))
-                .await
-                .map_err(classify)?;
-            row.map(|row| Ok((report_from(&row)?, row.try_get("idempotency_fingerprint")?)))
-                .transpose()
-                .map_err(classify)
-        })
-        .await
+        customers::find_import_by_idempotency(self, tenant, scope).await
     }
 }

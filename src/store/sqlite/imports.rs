@@ -14,7 +14,6 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::{Connection, QueryBuilder, Row, Sqlite, pool::PoolConnection};
 use tokio::sync::OwnedSemaphorePermit;
-use uuid::Uuid;
 
 use super::{SqliteStore, classify};
 use crate::{
@@ -22,6 +21,7 @@ use crate::{
         customer::NewCustomer,
         idempotency::IdempotencyRecord,
         import::ImportReport,
+        storage::ImportStart,
         storage::{Constraint, ImportWriter, StoreError, StoreResult, Writes},
     },
     store::{timed, with_import_budget},
@@ -44,14 +44,8 @@ pub(super) struct SqliteImport {
 }
 
 impl SqliteStore {
-    pub(super) async fn begin(
-        &self,
-        tenant: &str,
-        id: Uuid,
-        created_at: DateTime<Utc>,
-        idempotency: Option<&IdempotencyRecord>,
-        writes: Writes,
-    ) -> StoreResult<SqliteImport> {
+    pub(super) async fn begin(&self, start: ImportStart<'_>) -> StoreResult<SqliteImport> {
+        let ImportStart { tenant, id, created_at, idempotency, writes } = start;
         let budget = with_import_budget(self.timeout);
         let slot = self.imports.take(self.timeout).await?;
         timed(budget, async {

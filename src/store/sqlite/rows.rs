@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{SqliteStore, classify};
 use crate::{
-    core::storage::StoreResult,
+    core::storage::{StoreResult, Writes},
     store::{
         query::Dialect,
         rows::{Bound, NamedRow, RowStore, Statement, Value},
@@ -24,6 +24,7 @@ fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
     statement.values.iter().fold(sqlx::query(&statement.sql), |query, value| match *value {
         Value::Integer(n) => query.bind(n.map(i64::from)),
         Value::Count(n) => query.bind(n as i64),
+        Value::BigInt(n) => query.bind(n),
         Value::Flag(b) => query.bind(b),
         Value::Day(d) => query.bind(d.to_string()),
         Value::Text(t) => query.bind(t),
@@ -87,5 +88,9 @@ impl RowStore for SqliteStore {
 
     async fn read_all(&self, statement: &Statement<'_>) -> StoreResult<Vec<SqliteRow>> {
         timed(self.timeout, async { bind(statement).fetch_all(traced(&self.pool)).await.map_err(classify) }).await
+    }
+
+    async fn write_one(&self, statement: &Statement<'_>, writes: Writes) -> StoreResult<Vec<SqliteRow>> {
+        timed(self.timeout, self.writing(writes, async |c| bind(statement).fetch_all(traced(c)).await)).await
     }
 }
