@@ -11,7 +11,7 @@ use std::{
     io,
     pin::Pin,
     sync::{
-        Arc,
+        Arc, LazyLock,
         atomic::{AtomicUsize, Ordering},
     },
     task::{Context, Poll},
@@ -102,28 +102,44 @@ pub struct GuardedIo<T> {
     io: T,
     timeouts: Timeouts,
     phase: Phase,
-    deadline: Pin<Box<Sleep>>,
+    /// When the current phase runs out (headers too slow, or idle too long).
+    deadline: Instant,
+    /// The connection's one timer, armed at or before `deadline`. It may fire early (it is
+    /// moved only when it must move earlier, or has fired): then it is armed again at
+    /// `deadline`. Moving it on every request was a timer-wheel update a request.
+    timer: Pin<Box<Sleep>>,
     /// The last bytes of headers read so far, to find `\r\n\r\n` across reads.
     tail: [u8; 3],
     _slot: Slot,
 }
 
+/// The blank line that ends a request's headers, searched with one searcher built once.
+static BLANK_LINE: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
+
 impl<T> GuardedIo<T> {
     fn new(io: T, timeouts: Timeouts, slot: Slot) -> Self {
-        let deadline = Box::pin(tokio::time::sleep(timeouts.idle));
-        Self { io, timeouts, phase: Phase::Idle, deadline, tail: [0; 3], _slot: slot }
+        let deadline = Instant::now() + timeouts.idle;
+        let timer = Box::pin(tokio::time::sleep_until(deadline));
+        Self { io, timeouts, phase: Phase::Idle, deadline, timer, tail: [0; 3], _slot: slot }
     }
 
-    /// Follows the bytes just read: a request's first byte arms the headers' deadline; the
-    /// blank line that ends its headers disarms it.
+    /// Follows the bytes just read. A request whose headers end in its first read is at once
+    /// past them; otherwise its first byte starts the headers' deadline, and the blank line
+    /// that ends them lifts it.
     fn observe(&mut self, read: &[u8]) {
         if read.is_empty() {
             return;
         }
         if self.phase == Phase::Idle {
+            if BLANK_LINE.find(read).is_some() {
+                self.phase = Phase::Request;
+                return;
+            }
             self.phase = Phase::Headers;
             self.tail = [0; 3];
-            self.deadline.as_mut().reset(Instant::now() + self.timeouts.headers);
+            self.deadline = Instant::now() + self.timeouts.headers;
+            self.arm();
         }
         if self.phase != Phase::Headers {
             return;
@@ -134,9 +150,7 @@ impl<T> GuardedIo<T> {
         seam[..3].copy_from_slice(&self.tail);
         let head = read.len().min(3);
         seam[3..3 + head].copy_from_slice(&read[..head]);
-        if memchr::memmem::find(&seam[..3 + head], b"\r\n\r\n").is_some()
-            || memchr::memmem::find(read, b"\r\n\r\n").is_some()
-        {
+        if seam[..3 + head].windows(4).any(|w| w == b"\r\n\r\n") || BLANK_LINE.find(read).is_some() {
             self.phase = Phase::Request;
         } else if read.len() >= 3 {
             self.tail.copy_from_slice(&read[read.len() - 3..]);
@@ -145,20 +159,43 @@ impl<T> GuardedIo<T> {
         }
     }
 
-    /// Waiting for bytes: whether the wait is over (headers too slow, or idle too long).
+    /// Waiting for bytes: whether the wait is over (headers too slow, or idle too long). The
+    /// timer is polled, so that the connection's task wakes when it fires.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        self.phase != Phase::Request && self.deadline.as_mut().poll(cx).is_ready()
+        if self.phase == Phase::Request {
+            return false;
+        }
+        while self.timer.as_mut().poll(cx).is_ready() {
+            if Instant::now() >= self.deadline {
+                return true;
+            }
+            // Fired early, at an earlier phase's deadline: armed again at this one's.
+            self.timer.as_mut().reset(self.deadline);
+        }
+        false
     }
 
     /// An answer is being written: whatever is read next is a new request, and the idle
-    /// timeout counts from now. The timer is polled here, so that the connection's task wakes
-    /// when it runs out even if the next read was asked for before the answer (hyper reads
-    /// ahead while a request is answered).
+    /// timeout counts from now. The timer is polled here, so that the task wakes when it
+    /// fires even if the next read was asked for before the answer (hyper reads ahead while a
+    /// request is answered).
     fn answering(&mut self, cx: &mut Context<'_>) {
         if self.phase != Phase::Idle {
             self.phase = Phase::Idle;
-            self.deadline.as_mut().reset(Instant::now() + self.timeouts.idle);
-            let _ = self.deadline.as_mut().poll(cx);
+            self.deadline = Instant::now() + self.timeouts.idle;
+            self.arm();
+            if self.timer.as_mut().poll(cx).is_ready() {
+                self.timer.as_mut().reset(self.deadline);
+                let _ = self.timer.as_mut().poll(cx);
+            }
+        }
+    }
+
+    /// Moves the timer to the deadline if it would fire after it (a later one fires early, and
+    /// is armed again then: on a busy connection the timer seldom moves).
+    fn arm(&mut self) {
+        if self.timer.deadline() > self.deadline {
+            self.timer.as_mut().reset(self.deadline);
         }
     }
 }
