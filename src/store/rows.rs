@@ -90,6 +90,25 @@ pub(crate) fn insert(table: &str, columns: &str) -> String {
     format!("INSERT INTO {table} ({columns}) VALUES ({})", values.join(", "))
 }
 
+/// The cells both sqlx backends decode alike (text, `BIGINT`, booleans), for their
+/// [`NamedRow`] impls.
+macro_rules! sqlx_cells {
+    () => {
+        fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+            sqlx::Row::try_get(self, column)
+        }
+
+        fn bigint(&self, column: &str) -> Result<i64, sqlx::Error> {
+            sqlx::Row::try_get(self, column)
+        }
+
+        fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
+            sqlx::Row::try_get(self, column)
+        }
+    };
+}
+pub(crate) use sqlx_cells;
+
 /// A cell the schema declares `NOT NULL`.
 fn present<T>(cell: Option<T>, column: &str) -> Result<T, sqlx::Error> {
     cell.ok_or_else(|| sqlx::Error::Decode(format!("column {column} is NULL").into()))
@@ -100,6 +119,16 @@ fn present<T>(cell: Option<T>, column: &str) -> Result<T, sqlx::Error> {
 pub(crate) enum Bound {
     Call,
     Batch,
+}
+
+impl Bound {
+    /// The limit for a store whose calls are bounded by `timeout`.
+    pub fn of(self, timeout: std::time::Duration) -> std::time::Duration {
+        match self {
+            Bound::Call => timeout,
+            Bound::Batch => super::with_import_budget(timeout),
+        }
+    }
 }
 
 /// A backend that runs [`Statement`]s.

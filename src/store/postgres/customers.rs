@@ -2,24 +2,23 @@
 
 use crate::store::entities::customer_from;
 use async_trait::async_trait;
-use uuid::Uuid;
 
 use super::{PgStore, lists::Decode, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, ImportStart, ImportWriter, StoreResult},
-    core::{customer::Customer, import::ImportReport},
+    core::customer::Customer,
+    core::storage::{CustomerList, ImportStart, ImportWriter, StoreResult},
     store::{
-        customers,
+        customers::CustomerBackend,
         lists::{self},
         timed,
     },
 };
 
 #[async_trait]
-impl CustomerStore for PgStore {
+impl CustomerBackend for PgStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
         if let Some(replica) = self.replica_for(query.freshness) {
-            match replica.store.list_customers(tenant, query).await {
+            match CustomerBackend::list_customers(&replica.store, tenant, query).await {
                 Ok(page) => return Ok(replica.read_and(page)),
                 Err(err) => replica.failed(&err),
             }
@@ -37,23 +36,7 @@ impl CustomerStore for PgStore {
         .await
     }
 
-    async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
-        customers::find_customer(self, tenant, id).await
-    }
-
     async fn begin_import(&self, start: ImportStart<'_>) -> StoreResult<Box<dyn ImportWriter>> {
         Ok(Box::new(self.begin(start).await?))
-    }
-
-    async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
-        customers::find_import(self, tenant, id).await
-    }
-
-    async fn find_import_by_idempotency(
-        &self,
-        tenant: &str,
-        scope: &str,
-    ) -> StoreResult<Option<(ImportReport, String)>> {
-        customers::find_import_by_idempotency(self, tenant, scope).await
     }
 }

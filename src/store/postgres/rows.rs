@@ -12,10 +12,9 @@ use crate::{
     core::storage::{StoreResult, Writes},
     store::{
         query::Dialect,
-        rows::{Bound, NamedRow, RowStore, Statement, Value},
+        rows::{Bound, NamedRow, RowStore, Statement, Value, sqlx_cells},
         timed,
         traced::traced,
-        with_import_budget,
     },
 };
 
@@ -35,20 +34,10 @@ fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
 }
 
 impl NamedRow for PgRow {
-    fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
-        self.try_get(column)
-    }
-
-    fn bigint(&self, column: &str) -> Result<i64, sqlx::Error> {
-        self.try_get(column)
-    }
+    sqlx_cells!();
 
     fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
         Ok(self.try_get::<Option<i32>, _>(column)?.map(i64::from))
-    }
-
-    fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
-        self.try_get(column)
     }
 
     fn day(&self, column: &str) -> Result<NaiveDate, sqlx::Error> {
@@ -70,8 +59,7 @@ impl RowStore for PgStore {
     const DIALECT: Dialect = Dialect::Postgres;
 
     async fn write_all(&self, statements: &[Statement<'_>], bound: Bound) -> StoreResult<Vec<u64>> {
-        let limit = if bound == Bound::Batch { with_import_budget(self.timeout) } else { self.timeout };
-        timed(limit, async {
+        timed(bound.of(self.timeout), async {
             self.with_conn(async |c| {
                 let mut tx = c.begin().await?;
                 let mut changed = Vec::with_capacity(statements.len());

@@ -3,16 +3,14 @@
 use crate::store::entities::user_from;
 use crate::store::traced::traced;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use sqlx::Row;
 
 use super::{PgStore, classify, gathered, lift_limit, lists::Decode, restore_limit};
 use crate::{
     core::{
-        storage::{NewUser, StoreResult, UserList, UserStore, UserTarget, Writes},
-        user::{User, UserFields, UserRef},
+        storage::{NewUser, StoreResult, UserList, Writes},
+        user::{User, UserRef},
     },
-    store::{lists, timed, users, with_import_budget},
+    store::{lists, timed, users::UserBackend, with_import_budget},
 };
 
 /// A statement about one user of a tenant (`$1`), found by integer id or UUID (`$2`); the
@@ -37,7 +35,7 @@ fn bind_ref<'q>(
 }
 
 #[async_trait]
-impl UserStore for PgStore {
+impl UserBackend for PgStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User> {
         if writes == Writes::RolledBack {
             // Never gathered: a dry run's row must not share a real commit.
@@ -79,26 +77,6 @@ impl UserStore for PgStore {
         .await
     }
 
-    async fn find_user_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(User, String)>> {
-        let sql = concat!(
-            "SELECT ",
-            user_columns!(),
-            ", idempotency_fingerprint FROM users WHERE tenant = $1 AND idempotency_scope = $2"
-        );
-        timed(self.timeout, async {
-            let row = self
-                .with_conn(async |c| sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(traced(c)).await)
-                .await?;
-            row.map(|row| {
-                let fingerprint: String = row.try_get("idempotency_fingerprint")?;
-                Ok((user_from(&row)?, fingerprint))
-            })
-            .transpose()
-            .map_err(classify)
-        })
-        .await
-    }
-
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         if let Some(reads) = &self.reads {
             return reads.find_user(tenant, id).await;
@@ -115,7 +93,7 @@ impl UserStore for PgStore {
 
     async fn list_users(&self, tenant: &str, query: &UserList) -> StoreResult<(Vec<User>, Option<u64>)> {
         if let Some(replica) = self.replica_for(query.freshness) {
-            match replica.store.list_users(tenant, query).await {
+            match UserBackend::list_users(&replica.store, tenant, query).await {
                 Ok(page) => return Ok(replica.read_and(page)),
                 Err(err) => replica.failed(&err),
             }
@@ -123,18 +101,5 @@ impl UserStore for PgStore {
         let list = lists::users(query, tenant);
         let decode = Decode { pooled: |row| user_from(&row), pipelined: |row| user_from(&row) };
         timed(self.timeout, self.list_page(&list, query.count, None, decode)).await
-    }
-
-    async fn update_user(
-        &self,
-        target: UserTarget<'_>,
-        fields: &UserFields,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Option<User>> {
-        users::update_user(self, target, fields, now).await
-    }
-
-    async fn delete_user(&self, target: UserTarget<'_>) -> StoreResult<bool> {
-        users::delete_user(self, target).await
     }
 }

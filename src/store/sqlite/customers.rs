@@ -4,14 +4,13 @@ use crate::store::entities::customer_from;
 use crate::store::traced::traced;
 use async_trait::async_trait;
 use sqlx::Row;
-use uuid::Uuid;
 
 use super::{SqliteStore, bind_all, classify, read_total};
 use crate::{
-    core::storage::{CustomerList, CustomerStore, ImportStart, ImportWriter, StoreResult},
-    core::{customer::Customer, import::ImportReport},
+    core::customer::Customer,
+    core::storage::{CustomerList, ImportStart, ImportWriter, StoreResult},
     store::{
-        customers,
+        customers::CustomerBackend,
         lists::{self},
         query::Dialect,
         timed,
@@ -19,7 +18,7 @@ use crate::{
 };
 
 #[async_trait]
-impl CustomerStore for SqliteStore {
+impl CustomerBackend for SqliteStore {
     async fn list_customers(&self, tenant: &str, query: &CustomerList) -> StoreResult<(Vec<Customer>, Option<u64>)> {
         let list = lists::customers(query, tenant);
         timed(self.timeout, async {
@@ -45,23 +44,7 @@ impl CustomerStore for SqliteStore {
         .await
     }
 
-    async fn find_customer(&self, tenant: &str, id: i64) -> StoreResult<Option<Customer>> {
-        customers::find_customer(self, tenant, id).await
-    }
-
     async fn begin_import(&self, start: ImportStart<'_>) -> StoreResult<Box<dyn ImportWriter>> {
         Ok(Box::new(self.begin(start).await?))
-    }
-
-    async fn find_import(&self, tenant: &str, id: Uuid) -> StoreResult<Option<ImportReport>> {
-        customers::find_import(self, tenant, id).await
-    }
-
-    async fn find_import_by_idempotency(
-        &self,
-        tenant: &str,
-        scope: &str,
-    ) -> StoreResult<Option<(ImportReport, String)>> {
-        customers::find_import_by_idempotency(self, tenant, scope).await
     }
 }

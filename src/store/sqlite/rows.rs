@@ -11,10 +11,9 @@ use crate::{
     core::storage::{StoreResult, Writes},
     store::{
         query::Dialect,
-        rows::{Bound, NamedRow, RowStore, Statement, Value},
+        rows::{Bound, NamedRow, RowStore, Statement, Value, sqlx_cells},
         timed,
         traced::traced,
-        with_import_budget,
     },
 };
 
@@ -34,19 +33,9 @@ fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
 }
 
 impl NamedRow for SqliteRow {
-    fn text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
-        self.try_get(column)
-    }
-
-    fn bigint(&self, column: &str) -> Result<i64, sqlx::Error> {
-        self.try_get(column)
-    }
+    sqlx_cells!();
 
     fn integer(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
-        self.try_get(column)
-    }
-
-    fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
         self.try_get(column)
     }
 
@@ -73,8 +62,7 @@ impl RowStore for SqliteStore {
     const DIALECT: Dialect = Dialect::Sqlite;
 
     async fn write_all(&self, statements: &[Statement<'_>], bound: Bound) -> StoreResult<Vec<u64>> {
-        let limit = if bound == Bound::Batch { with_import_budget(self.timeout) } else { self.timeout };
-        timed(limit, async {
+        timed(bound.of(self.timeout), async {
             let mut tx = self.pool.begin().await.map_err(classify)?;
             let mut changed = Vec::with_capacity(statements.len());
             for statement in statements {

@@ -3,16 +3,15 @@
 use crate::store::entities::user_from;
 use crate::store::traced::traced;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::{Query, SqliteStore, bind_all, classify, read_total};
 use crate::{
     core::{
-        storage::{NewUser, StoreResult, UserList, UserStore, UserTarget, Writes},
-        user::{User, UserFields, UserRef},
+        storage::{NewUser, StoreResult, UserList, Writes},
+        user::{User, UserRef},
     },
-    store::{lists, query::Dialect, timed, users, with_import_budget},
+    store::{lists, query::Dialect, timed, users::UserBackend, with_import_budget},
 };
 
 /// A statement about one user of a tenant (`?1`), found by integer id or UUID (`?2`).
@@ -33,7 +32,7 @@ fn bind_ref(query: Query<'_>, id: UserRef) -> Query<'_> {
 }
 
 #[async_trait]
-impl UserStore for SqliteStore {
+impl UserBackend for SqliteStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User> {
         let sql = concat!(
             "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
@@ -87,25 +86,6 @@ impl UserStore for SqliteStore {
         .await
     }
 
-    async fn find_user_by_idempotency(&self, tenant: &str, scope: &str) -> StoreResult<Option<(User, String)>> {
-        let sql = concat!(
-            "SELECT ",
-            user_columns!(),
-            ", idempotency_fingerprint FROM users WHERE tenant = ?1 AND idempotency_scope = ?2"
-        );
-        timed(self.timeout, async {
-            let row =
-                sqlx::query(sql).bind(tenant).bind(scope).fetch_optional(traced(&self.pool)).await.map_err(classify)?;
-            row.map(|row| {
-                let fingerprint: String = row.try_get("idempotency_fingerprint")?;
-                Ok((user_from(&row)?, fingerprint))
-            })
-            .transpose()
-            .map_err(classify)
-        })
-        .await
-    }
-
     async fn find_user(&self, tenant: &str, id: UserRef) -> StoreResult<Option<User>> {
         let sql = by_ref!(id, concat!("SELECT ", user_columns!(), " FROM users"), "");
         timed(self.timeout, async {
@@ -133,18 +113,5 @@ impl UserStore for SqliteStore {
             Ok((users, total))
         })
         .await
-    }
-
-    async fn update_user(
-        &self,
-        target: UserTarget<'_>,
-        fields: &UserFields,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Option<User>> {
-        users::update_user(self, target, fields, now).await
-    }
-
-    async fn delete_user(&self, target: UserTarget<'_>) -> StoreResult<bool> {
-        users::delete_user(self, target).await
     }
 }
