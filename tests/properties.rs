@@ -240,7 +240,8 @@ proptest! {
         if let Some(v) = header { builder = builder.header("x-api-version", HeaderValue::from(v)); }
         if let Some(v) = media { builder = builder.header("accept", format!("application/vnd.tandem.users.v{v}+json")); }
         let req = builder.finish();
-        let info = RequestInfo::new(&req, TraceHandle::unrecorded(tandem::telemetry::trace_context::new_trace_id()));
+        let trace = TraceHandle::unrecorded(tandem::telemetry::trace_context::new_trace_id());
+        let info = RequestInfo::new(&req, trace, chrono::Utc::now());
         let named: Vec<(u16, u16)> = [(uri, 404), (header, 400), (media, 406), (query, 400)]
             .into_iter().filter_map(|(v, status)| v.map(|v| (v, status))).collect();
         let expected: Result<u16, u16> = match named.iter().find(|(v, _)| !(1..=2).contains(v)) {

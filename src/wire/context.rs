@@ -6,6 +6,8 @@ use std::{
     time::Instant,
 };
 
+use chrono::{DateTime, Utc};
+
 use poem::{
     Request,
     http::{HeaderName, header::ACCEPT_LANGUAGE},
@@ -51,6 +53,9 @@ pub struct RequestInfo {
     pub target: poem::http::Uri,
     pub lang: Lang,
     pub started: Instant,
+    /// The one reading of the service's clock a request takes: its lifecycle, brownouts and
+    /// usage are all judged at the same instant.
+    pub arrived: DateTime<Utc>,
     /// Where dispatch sent the request, written once when it has decided (even to refuse).
     pub resolved: OnceLock<Resolved>,
     /// Who sent it, written once authentication has verified the token.
@@ -104,7 +109,8 @@ pub enum Refusal {
 }
 
 impl RequestInfo {
-    pub fn new(req: &Request, trace: TraceHandle) -> Self {
+    /// `arrived`: the service clock's reading when the request arrived.
+    pub fn new(req: &Request, trace: TraceHandle, arrived: DateTime<Utc>) -> Self {
         // One pass over the headers for the three read here: a few comparisons each, where a
         // lookup by name hashes the name (every request pays this).
         let (mut correlation, mut language, mut dry_run, mut dry_run_seen) = (None, None, DryRun::No, false);
@@ -132,6 +138,7 @@ impl RequestInfo {
             target: req.uri().clone(),
             lang,
             started: Instant::now(),
+            arrived,
             resolved: OnceLock::new(),
             identity: OnceLock::new(),
             admitted: OnceLock::new(),

@@ -5,7 +5,10 @@
 //! same bytes as serde_json (a test holds them to it), its strings checked for escapes many
 //! bytes at a time rather than one by one.
 
-use poem::{IntoResponse, Response, http::header};
+use poem::{
+    IntoResponse, Response,
+    http::{HeaderValue, header},
+};
 use poem_openapi::{
     ApiResponse,
     payload::Payload,
@@ -36,7 +39,7 @@ impl<T: Serialize + Send> IntoResponse for Json<T> {
         // Serializing fails only on maps with non-string keys, which no wire shape has; a panic
         // would still reach the boundary and be answered as the version's 500.
         let body = sonic_rs::to_vec(&self.0).expect("wire shapes always serialize");
-        Response::builder().header(header::CONTENT_TYPE, CONTENT_TYPE).body(body)
+        Response::builder().header(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE)).body(body)
     }
 }
 

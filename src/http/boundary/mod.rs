@@ -33,7 +33,7 @@ pub fn boundary<E: Endpoint>(
     state: Arc<AppState>,
 ) -> impl Future<Output = poem::Result<Response>> {
     let trace = RequestSpan::begin(&req);
-    let info = Arc::new(RequestInfo::new(&req, trace.handle()));
+    let info = Arc::new(RequestInfo::new(&req, trace.handle(), (state.clock)()));
     req.extensions_mut().insert(info.clone());
     // Every line logged while the request is answered carries its ids.
     request_scope::run(info.clone(), answer(next, req, state, info, trace))
@@ -77,8 +77,8 @@ async fn answer<E: Endpoint>(
     };
 
     headers::decorate(&mut response, &state, &info, authenticated, cors_origin);
-    // One clock reading per request, for the lifecycle headers and for usage.
-    let now = (state.clock)();
+    // The request's one clock reading, for the lifecycle headers and for usage.
+    let now = info.arrived;
     lifecycle_headers::add(&mut response, &state, &info, now);
 
     let elapsed = info.started.elapsed();

@@ -78,7 +78,7 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepa
     // 4. Maintenance refuses every version's operations.
     maintenance::refuse_during(state)?;
     // 5. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
-    let now = (state.clock)();
+    let now = info.arrived;
     if let Err(gone) = lifecycle::refuse_if_gone(req, state, target.version, now) {
         return Err(Box::pin(lifecycle::identify_refused(req, state, &info, gone)).await);
     }
