@@ -108,6 +108,9 @@ pub struct GuardedIo<T> {
     /// moved only when it must move earlier, or has fired): then it is armed again at
     /// `deadline`. Moving it on every request was a timer-wheel update a request.
     timer: Pin<Box<Sleep>>,
+    /// Whether the timer was polled since it last moved: it then wakes the connection's task
+    /// when it fires, and need not be polled again until then.
+    polled: bool,
     /// The last bytes of headers read so far, to find `\r\n\r\n` across reads.
     tail: [u8; 3],
     _slot: Slot,
@@ -121,7 +124,7 @@ impl<T> GuardedIo<T> {
     fn new(io: T, timeouts: Timeouts, slot: Slot) -> Self {
         let deadline = Instant::now() + timeouts.idle;
         let timer = Box::pin(tokio::time::sleep_until(deadline));
-        Self { io, timeouts, phase: Phase::Idle, deadline, timer, tail: [0; 3], _slot: slot }
+        Self { io, timeouts, phase: Phase::Idle, deadline, timer, polled: false, tail: [0; 3], _slot: slot }
     }
 
     /// Follows the bytes just read. A request whose headers end in its first read is at once
@@ -165,6 +168,9 @@ impl<T> GuardedIo<T> {
         if self.phase == Phase::Request {
             return false;
         }
+        if self.polled && !self.timer.is_elapsed() {
+            return false;
+        }
         while self.timer.as_mut().poll(cx).is_ready() {
             if Instant::now() >= self.deadline {
                 return true;
@@ -172,6 +178,7 @@ impl<T> GuardedIo<T> {
             // Fired early, at an earlier phase's deadline: armed again at this one's.
             self.timer.as_mut().reset(self.deadline);
         }
+        self.polled = true;
         false
     }
 
@@ -188,6 +195,7 @@ impl<T> GuardedIo<T> {
                 self.timer.as_mut().reset(self.deadline);
                 let _ = self.timer.as_mut().poll(cx);
             }
+            self.polled = true;
         }
     }
 
@@ -196,6 +204,7 @@ impl<T> GuardedIo<T> {
     fn arm(&mut self) {
         if self.timer.deadline() > self.deadline {
             self.timer.as_mut().reset(self.deadline);
+            self.polled = false;
         }
     }
 }

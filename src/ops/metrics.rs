@@ -53,9 +53,29 @@ type Family<K, V, S = RandomState> = RwLock<HashMap<K, Arc<V>, S>>;
 /// collisions, and SipHash cost about 1,000 instructions a request (bench/RESULTS.md).
 type Fast = foldhash::fast::RandomState;
 
+/// One label set's requests, and the latency histogram of its version and route (shared by
+/// every label set of that route): a request looks up one entry, not two.
+struct Series {
+    count: AtomicU64,
+    durations: Arc<Histogram>,
+}
+
+impl Series {
+    fn count(&self, elapsed: Duration) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let histogram = &self.durations;
+        let seconds = elapsed.as_secs_f64();
+        if let Some(bucket) = BUCKETS.iter().position(|b| seconds <= *b) {
+            histogram.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+        histogram.count.fetch_add(1, Ordering::Relaxed);
+        histogram.sum_micros.fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
+    }
+}
+
 #[derive(Default)]
 pub struct Metrics {
-    requests: Family<RequestKey, AtomicU64, Fast>,
+    requests: Family<RequestKey, Series, Fast>,
     durations: Family<(u16, Arc<str>), Histogram, Fast>,
     /// Keyed by client names, which clients choose: SipHash stays.
     deprecated: Family<(u16, String), AtomicU64>,
@@ -92,14 +112,13 @@ impl Metrics {
     pub fn observe(&self, request: Observed<'_>, elapsed: Duration) {
         let Observed { version, route, method, status, dry_run } = request;
         let key = RequestKey { version, route: route.clone(), method, status, dry_run };
-        entry(&self.requests, &key).fetch_add(1, Ordering::Relaxed);
-        let histogram = entry(&self.durations, &(version, route.clone()));
-        let seconds = elapsed.as_secs_f64();
-        if let Some(bucket) = BUCKETS.iter().position(|b| seconds <= *b) {
-            histogram.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        if let Some(series) = self.requests.read().expect("metrics lock").get(&key) {
+            series.count(elapsed);
+            return;
         }
-        histogram.count.fetch_add(1, Ordering::Relaxed);
-        histogram.sum_micros.fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
+        let durations = entry(&self.durations, &(version, route.clone()));
+        let new = Arc::new(Series { count: AtomicU64::new(0), durations });
+        self.requests.write().expect("metrics lock").entry(key).or_insert(new).count(elapsed);
     }
 
     /// One request served by a deprecated version, by client (tenant/subject).
@@ -128,7 +147,7 @@ impl Metrics {
             .read()
             .expect("metrics lock")
             .iter()
-            .map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed)))
+            .map(|(k, v)| (k.clone(), v.count.load(Ordering::Relaxed)))
             .collect();
         requests.sort_by(|a, b| {
             let key = |k: &RequestKey| (k.version, k.route.clone(), k.method, k.status, k.dry_run);
