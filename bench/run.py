@@ -297,6 +297,8 @@ def install_peers():
     fastify = PEERS / "fastify"
     if not (fastify / "node_modules").exists():
         subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=fastify, check=True)
+    # Cargo rebuilds only what changed: a no-op once built.
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=PEERS / "axum", check=True)
 
 
 def run_peer(name, command, cwd, port, token):
@@ -333,6 +335,8 @@ def peers(token):
             "Fastify", ["node", "server.js"], PEERS / "fastify", 18383, token),
         "Fastify + postgres (node cluster, 2 workers)": run_peer(
             "Fastify cluster", ["node", "cluster.js"], PEERS / "fastify", 18384, token),
+        "axum + sqlx (Rust, tokio multi-thread)": run_peer(
+            "axum", [str(PEERS / "axum/target/release/tandem-peer-axum")], PEERS / "axum", 18484, token),
     }
 
 
