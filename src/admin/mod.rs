@@ -4,7 +4,6 @@
 
 pub mod document;
 pub mod guide;
-mod guide_text;
 pub mod migration;
 pub mod readiness;
 pub mod workbench;

@@ -7,8 +7,8 @@ use std::fmt::Write;
 use poem::{Request, Response};
 
 use super::{
-    guide::{Guide, GuideRoute},
-    stamp,
+    super::stamp,
+    model::{Guide, GuideRoute},
 };
 use crate::wire::error::{ApiError, Kind};
 
