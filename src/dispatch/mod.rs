@@ -8,7 +8,10 @@ pub mod routes;
 pub mod sources;
 pub mod version;
 
-use std::{collections::HashMap, sync::RwLock};
+use std::{
+    collections::HashMap,
+    sync::{Arc, RwLock},
+};
 
 use chrono::{DateTime, Utc};
 use poem::{
@@ -34,8 +37,9 @@ use crate::{
 };
 
 /// The paths of the API before versions, as a version serves them: (`/users`, `/users`) maps
-/// `/users/5` to the version's `/users/5`. Declared by the oldest version; a newer one serves
-/// them where the changes between moved them (see [`follow`]), so a move is declared once.
+/// `/users/5` to the version's `/users/5`. A version declares them, or serves those of the
+/// version before it where that version's changes moved them (see [`follow`]), so a move is
+/// declared once.
 #[derive(Clone, Default)]
 struct Legacy {
     paths: Vec<(&'static str, String)>,
@@ -46,10 +50,12 @@ impl Legacy {
         Self { paths: paths.iter().map(|(prefix, to)| (*prefix, to.to_string())).collect() }
     }
 
-    /// The same prefixes in the next version, after `changes`.
-    fn after(&self, changes: &[Change]) -> Self {
+    /// The same prefixes in the next version, after `changes` to the operations of `routes`.
+    fn after(&self, changes: &[Change], routes: &RouteTable) -> Self {
         let moves: Vec<(&str, &str)> = changes.iter().flat_map(|c| c.serving.moves).copied().collect();
-        Self { paths: self.paths.iter().map(|(prefix, to)| (*prefix, follow(to, &moves))).collect() }
+        let templates: Vec<Arc<str>> = routes.operations().map(|(template, _)| template).collect();
+        let templates: Vec<&str> = templates.iter().map(|t| &**t).collect();
+        Self { paths: self.paths.iter().map(|(prefix, to)| (*prefix, follow(to, &moves, &templates))).collect() }
     }
 
     /// The path under the version that a legacy `path` names, if it is one.
@@ -58,20 +64,25 @@ impl Legacy {
     }
 }
 
-/// Where a legacy prefix's target is after `moves`: moved with the path it names, or with the
-/// whole subtree under it (`/imports` follows `/imports/{id}` → `/customers/imports/{id}`). A
-/// move of one path out of the subtree (`/customers/branch` → `/customers`) leaves it.
-fn follow(to: &str, moves: &[(&str, &str)]) -> String {
-    for (from, moved) in moves {
-        if *from == to {
-            return moved.to_string();
-        }
-        let suffix = from.strip_prefix(to).filter(|s| s.starts_with('/'));
-        if let Some(base) = suffix.and_then(|s| moved.strip_suffix(s)) {
-            return base.to_string();
-        }
+/// Where a legacy prefix's target `to` is after `moves`: moved with the path it names, or with
+/// the subtree under it when every route of `templates` under it moved alike (`/imports`
+/// follows `/imports/{id}` → `/customers/imports/{id}`). A move of some paths out of a subtree
+/// (`/customers/branch` → `/customers`, while `/customers/{id}` stays) leaves the prefix.
+fn follow(to: &str, moves: &[(&str, &str)], templates: &[&str]) -> String {
+    if let Some((_, moved)) = moves.iter().find(|(from, _)| *from == to) {
+        return moved.to_string();
     }
-    to.to_string()
+    let is_under = |t: &str| t.strip_prefix(to).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    // The base each route under `to` moved to, keeping the part after `to`; `None`: not moved.
+    let base = |t: &str| {
+        let (_, moved) = moves.iter().find(|(from, _)| *from == t)?;
+        moved.strip_suffix(&t[to.len()..]).filter(|_| t.len() > to.len())
+    };
+    let mut bases = templates.iter().filter(|t| is_under(t)).map(|t| base(t));
+    match bases.next() {
+        Some(Some(first)) if bases.all(|other| other == Some(first)) => first.to_string(),
+        _ => to.to_string(),
+    }
 }
 
 /// What dispatch keeps of one version.
@@ -176,7 +187,7 @@ impl Dispatch {
                 routes: version.routes()?,
                 legacy: match (version.legacy_paths, entries.last()) {
                     // A version that declares none serves the older one's, after its changes.
-                    (&[], Some(older)) => older.legacy.after(older.changes),
+                    (&[], Some(older)) => older.legacy.after(older.changes, &older.routes),
                     (paths, _) => Legacy::declared(paths),
                 },
                 successor,
@@ -439,10 +450,19 @@ mod tests {
             ("/upload", "/customers/imports"),
             ("/imports/{id}", "/customers/imports/{id}"),
         ];
-        assert_eq!(follow("/upload", &moves), "/customers/imports");
-        assert_eq!(follow("/imports", &moves), "/customers/imports");
-        assert_eq!(follow("/customers", &moves), "/customers");
-        assert_eq!(follow("/users", &moves), "/users");
+        let routes = ["/users", "/users/{id}", "/customers", "/customers/{id}", "/customers/branch", "/upload"];
+        let routes = [&routes[..], &["/imports/{id}"]].concat();
+        assert_eq!(follow("/upload", &moves, &routes), "/customers/imports");
+        assert_eq!(follow("/imports", &moves, &routes), "/customers/imports");
+        assert_eq!(follow("/customers", &moves, &routes), "/customers");
+        assert_eq!(follow("/users", &moves, &routes), "/users");
+        // One route of a subtree moved elsewhere, its sibling not: the prefix stays.
+        let moves = [("/imports/{id}", "/reports/{id}")];
+        let routes = ["/imports/{id}", "/imports/{id}/errors"];
+        assert_eq!(follow("/imports", &moves, &routes), "/imports");
+        // Both moved alike: the prefix follows.
+        let moves = [("/imports/{id}", "/reports/{id}"), ("/imports/{id}/errors", "/reports/{id}/errors")];
+        assert_eq!(follow("/imports", &moves, &routes), "/reports");
     }
 
     #[test]

@@ -90,12 +90,16 @@ impl Drop for Slot {
 /// Where a connection is in its current request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Between requests: nothing read since the last answer; the deadline is the idle timeout's.
+    /// Writing an answer, or between requests: nothing read since the answer began. The
+    /// deadline is the idle timeout, counted from the last write.
     Idle,
     /// Reading a request's headers, which must end (a blank line) by the deadline.
     Headers,
-    /// Headers done: the body and the answer take as long as the request may.
+    /// Headers done: the body and the handler take as long as the request timeout lets them.
     Request,
+    /// An HTTP/2 connection (its preface read): its streams are hyper's to bound; the guard
+    /// only counts the connection.
+    Untracked,
 }
 
 pub struct GuardedIo<T> {
@@ -131,10 +135,14 @@ impl<T> GuardedIo<T> {
     /// past them; otherwise its first byte starts the headers' deadline, and the blank line
     /// that ends them lifts it.
     fn observe(&mut self, read: &[u8]) {
-        if read.is_empty() {
+        if read.is_empty() || self.phase == Phase::Untracked {
             return;
         }
         if self.phase == Phase::Idle {
+            if read.starts_with(b"PRI * HTTP/2.0") {
+                self.phase = Phase::Untracked;
+                return;
+            }
             if BLANK_LINE.find(read).is_some() {
                 self.phase = Phase::Request;
                 return;
@@ -165,38 +173,51 @@ impl<T> GuardedIo<T> {
     /// Waiting for bytes: whether the wait is over (headers too slow, or idle too long). The
     /// timer is polled, so that the connection's task wakes when it fires.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.phase == Phase::Request {
+        if matches!(self.phase, Phase::Request | Phase::Untracked) {
             return false;
         }
         if self.polled && !self.timer.is_elapsed() {
             return false;
         }
-        while self.timer.as_mut().poll(cx).is_ready() {
+        while self.poll_timer(cx).is_ready() {
             if Instant::now() >= self.deadline {
                 return true;
             }
-            // Fired early, at an earlier phase's deadline: armed again at this one's.
+            // Fired early, at an earlier deadline: armed again at this one.
             self.timer.as_mut().reset(self.deadline);
         }
         self.polled = true;
         false
     }
 
-    /// An answer is being written: whatever is read next is a new request, and the idle
-    /// timeout counts from now. The timer is polled here, so that the task wakes when it
-    /// fires even if the next read was asked for before the answer (hyper reads ahead while a
-    /// request is answered).
-    fn answering(&mut self, cx: &mut Context<'_>) {
+    /// Bytes of an answer are written: whatever is read next is a new request, and the idle
+    /// timeout counts from this write (an answer that keeps being written is never idle). The
+    /// timer is polled when the answer begins, so that the task wakes when it fires even if
+    /// the next read was asked for before the answer (hyper reads ahead while a request is
+    /// answered). An interim answer (`100 Continue`) is not the answer: the body follows it.
+    fn answering(&mut self, cx: &mut Context<'_>, written: &[u8]) {
+        match self.phase {
+            Phase::Untracked => return,
+            Phase::Request if written.starts_with(b"HTTP/1.1 1") => return,
+            _ => {}
+        }
+        self.deadline = Instant::now() + self.timeouts.idle;
         if self.phase != Phase::Idle {
             self.phase = Phase::Idle;
-            self.deadline = Instant::now() + self.timeouts.idle;
             self.arm();
-            if self.timer.as_mut().poll(cx).is_ready() {
+            if self.poll_timer(cx).is_ready() {
                 self.timer.as_mut().reset(self.deadline);
-                let _ = self.timer.as_mut().poll(cx);
+                let _ = self.poll_timer(cx);
             }
             self.polled = true;
         }
+    }
+
+    /// Polls the timer outside the task's cooperative budget: a timer polled with the budget
+    /// spent answers `Pending` without keeping the waker, and `polled` would then wait for a
+    /// wake that never comes.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut tokio::task::unconstrained(self.timer.as_mut())).poll(cx)
     }
 
     /// Moves the timer to the deadline if it would fire after it (a later one fires early, and
@@ -233,7 +254,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.answering(cx);
+        self.answering(cx, buf);
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
@@ -246,7 +267,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.answering(cx);
+        self.answering(cx, bufs.iter().find(|b| !b.is_empty()).map_or(&[], |b| &b[..]));
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 

@@ -30,37 +30,43 @@ struct Lease {
 
 /// Something per client (tenant, then subject), found without building a key: every request
 /// looks its client up, and only a new client allocates.
-struct PerClient<V>(HashMap<String, HashMap<String, V>>);
+struct PerClient<V> {
+    tenants: HashMap<String, HashMap<String, V>>,
+    /// Clients held, across tenants (what `SWEEP_AT` bounds), kept rather than counted.
+    len: usize,
+}
 
 impl<V> PerClient<V> {
     fn new() -> Self {
-        Self(HashMap::new())
+        Self { tenants: HashMap::new(), len: 0 }
     }
 
     fn get_mut(&mut self, tenant: &str, subject: &str) -> Option<&mut V> {
-        self.0.get_mut(tenant)?.get_mut(subject)
+        self.tenants.get_mut(tenant)?.get_mut(subject)
     }
 
     fn get_or_insert(&mut self, tenant: &str, subject: &str, new: impl FnOnce() -> V) -> &mut V {
-        if !self.0.contains_key(tenant) {
-            self.0.insert(tenant.to_string(), HashMap::new());
+        if !self.tenants.contains_key(tenant) {
+            self.tenants.insert(tenant.to_string(), HashMap::new());
         }
-        let of_tenant = self.0.get_mut(tenant).expect("inserted above");
+        let of_tenant = self.tenants.get_mut(tenant).expect("inserted above");
         if !of_tenant.contains_key(subject) {
             of_tenant.insert(subject.to_string(), new());
+            self.len += 1;
         }
         of_tenant.get_mut(subject).expect("inserted above")
     }
 
     fn len(&self) -> usize {
-        self.0.values().map(HashMap::len).sum()
+        self.len
     }
 
     fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
-        for of_tenant in self.0.values_mut() {
+        for of_tenant in self.tenants.values_mut() {
             of_tenant.retain(|_, v| keep(v));
         }
-        self.0.retain(|_, of_tenant| !of_tenant.is_empty());
+        self.tenants.retain(|_, of_tenant| !of_tenant.is_empty());
+        self.len = self.tenants.values().map(HashMap::len).sum();
     }
 }
 

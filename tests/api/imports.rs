@@ -327,7 +327,9 @@ async fn a_row_past_the_record_limit_makes_the_file_unreadable(backend: Backend)
 /// lock), so the other request goes first and the import's commit is the conflict. Either way
 /// the number is written once, and the loser writes nothing.
 async fn a_number_written_during_an_import_is_taken_once(backend: Backend) {
-    let app = backend.spawn().await;
+    // A store bound of 8 s (the database's lock timeout 6 s): the other request must outwait
+    // the import's last batches and commit even on a loaded machine (at 3 s it once timed out).
+    let app = backend.spawn_with(|s| s.database.db_timeout_ms = 8000).await;
     let (content_type, body) = multipart(rows(1, 3000).as_bytes(), None, "slow");
     let mut slow = raw_import(&app, &content_type, body.len()).await;
     let first = body.len() * 3 / 4; // past the first batch of 2,000 rows
@@ -338,7 +340,7 @@ async fn a_number_written_during_an_import_is_taken_once(backend: Backend) {
     let (other_type, other_body) = multipart(rows(5, 1).as_bytes(), None, "quick");
     let quick = app.request(Method::POST, "/api/v2/customers/imports").header("content-type", other_type);
     let mut quick = tokio::spawn(send(quick.body(other_body)));
-    // On PostgreSQL it waits for the import's row, for less than the lock timeout (2.25 s).
+    // On PostgreSQL it waits for the import's row, for less than the lock timeout (6 s).
     let wait = Duration::from_secs(if backend.is_postgres() { 1 } else { 10 });
     let quick_done_first = tokio::time::timeout(wait, &mut quick).await.ok().map(|r| r.unwrap());
     assert_eq!(quick_done_first.is_some(), !backend.is_postgres(), "only SQLite lets the other import go first");

@@ -30,8 +30,9 @@ pub enum Prepared<'a> {
     /// the versions, an unknown path): the router answers it as it is.
     Other,
     /// A version's operation, its caller admitted: answered by its version's `operations` (the
-    /// router does not match it again), a keyed POST through the Idempotency-Key layer. `vendor_type` is the media type the client asked for;
-    /// `dry_run`: answered as the real request would be, with nothing kept; `upload`: an import.
+    /// router does not match it again), a keyed POST through the Idempotency-Key layer.
+    /// `vendor_type` is the media type the client asked for; `dry_run`: answered as the real
+    /// request would be, with nothing kept; `upload`: an import.
     Api { operations: &'a SharedEndpoint, vendor_type: Option<String>, dry_run: bool, upload: bool },
 }
 
