@@ -23,6 +23,7 @@ crate::scenarios![
     smuggling_shaped_requests_cannot_smuggle,
     too_many_headers_or_too_long_a_url_is_431_or_414,
     a_client_that_trickles_its_headers_is_cut_off,
+    a_body_after_100_continue_is_not_held_to_the_header_timeout,
     a_thousand_idle_connections_are_held_within_the_limit,
 ];
 
@@ -254,6 +255,39 @@ async fn a_client_that_trickles_its_headers_is_cut_off(backend: Backend) {
     let cut_after = trickler.await.unwrap();
     assert!((Duration::from_millis(500)..Duration::from_millis(2500)).contains(&cut_after), "cut after {cut_after:?}");
     assert_eq!(patient.await.unwrap(), "HTTP/1.1 200 OK");
+}
+
+/// A client that asks `Expect: 100-continue` sends its body after the interim answer; the body
+/// may take longer than the header-read timeout (it bounds headers, not bodies), and the
+/// request is answered. The user it creates is there once.
+async fn a_body_after_100_continue_is_not_held_to_the_header_timeout(backend: Backend) {
+    let app = backend.spawn_with(|s| s.http.header_read_timeout_ms = 400).await;
+    let (addr, token) = (app.addr, app.user.clone());
+    let created = tokio::task::spawn_blocking(move || {
+        let body = br#"{"name":"Slow Body","email":"slow.body@example.com","age":30}"#;
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let head = format!(
+            "POST /api/v2/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut interim = [0u8; 25];
+        stream.read_exact(&mut interim).unwrap();
+        assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+        // 900 ms for the body: more than twice the header-read timeout.
+        for chunk in body.chunks(10) {
+            stream.write_all(chunk).unwrap();
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        let mut answer = [0u8; 12];
+        stream.read_exact(&mut answer).unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    });
+    assert_eq!(created.await.unwrap(), "HTTP/1.1 201");
+    let listed = app.get("/api/v2/users?email=slow.body@example.com").await.json();
+    assert_eq!(listed["totalElements"], 1);
 }
 
 /// A thousand clients that connect, ask once and stay idle: the service holds at most
