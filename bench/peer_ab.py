@@ -11,8 +11,6 @@ the median run of each is compared. Tandem runs at its default log level, to a f
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 
 import run as bench
 
@@ -23,35 +21,19 @@ PEERS = {
 }
 
 
-def wait_for_peer(port, token, seconds=30):
-    deadline = time.time() + seconds
-    while True:
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v2/users/1",
-                                         headers={"Authorization": f"Bearer {token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=1):
-                return
-        except Exception:
-            if time.time() > deadline:
-                raise RuntimeError(f"the peer on port {port} never answered")
-            time.sleep(0.3)
-
-
 def main():
     name = sys.argv[1] if len(sys.argv) > 1 else "axum"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     bench.install_peers()
     token = bench.sh(str(bench.TANDEM), "token", "--sub", "bench", "--role", "admin", "--ttl", "2h").strip()
     command, cwd, port = PEERS[name]
-    env = {**bench.ENV, "PEER_DATABASE_URL": bench.PG_URL, "PEER_REDIS_URL": bench.REDIS_URL,
-           "PEER_JWT_SECRET": bench.SECRET, "PEER_PORT": str(port)}
     log = open(bench.BENCH / ".bench.log", "w")
     tandem = subprocess.Popen([str(bench.TANDEM), "serve"], env=bench.ENV, stdout=log, stderr=log)
-    peer = subprocess.Popen(command, cwd=bench.ROOT / cwd, env=env, stdout=subprocess.DEVNULL,
+    peer = subprocess.Popen(command, cwd=bench.ROOT / cwd, env=bench.peer_env(port), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         bench.wait_ready(f"http://127.0.0.1:{bench.PORT}/health/ready")
-        wait_for_peer(port, token)
+        bench.wait_for_peer(name, port, token)
         for scenario, (path, script) in bench.PEER_SCENARIOS.items():
             runs = {
                 "tandem": {"path": path, "token": token, "script": script},

@@ -301,22 +301,32 @@ def install_peers():
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=PEERS / "axum", check=True)
 
 
+def peer_env(port):
+    """What every peer reads: the same database, Redis, token secret, and its own port."""
+    return {**ENV, "PEER_DATABASE_URL": PG_URL, "PEER_REDIS_URL": REDIS_URL, "PEER_JWT_SECRET": SECRET,
+            "PEER_PORT": str(port)}
+
+
+def wait_for_peer(name, port, token, seconds=30):
+    """Until the peer answers a read by id with the token (a peer has no health route)."""
+    deadline = time.time() + seconds
+    while True:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v2/users/1",
+                                         headers={"Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=1):
+                return
+        except Exception:
+            if time.time() > deadline:
+                raise RuntimeError(f"{name} never answered")
+            time.sleep(0.3)
+
+
 def run_peer(name, command, cwd, port, token):
-    env = {**ENV, "PEER_DATABASE_URL": PG_URL, "PEER_REDIS_URL": REDIS_URL, "PEER_JWT_SECRET": SECRET,
-           "PEER_PORT": str(port)}
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=cwd, env=peer_env(port), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v2/users/1",
-                                                 headers={"Authorization": f"Bearer {token}"})
-                with urllib.request.urlopen(request, timeout=1):
-                    break
-            except Exception:
-                if time.time() > deadline:
-                    raise RuntimeError(f"{name} never answered")
-                time.sleep(0.3)
+        wait_for_peer(name, port, token)
         return {scenario: wrk(path, token, script, port=port) for scenario, (path, script) in PEER_SCENARIOS.items()}
     finally:
         process.send_signal(signal.SIGTERM)
