@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::rows::{
-    Bound, NamedRow, RowStore, Statement, Value, insert, must_text, must_time, read, text, time, version,
+    Bound, NamedRow, RowStore, Statement, Value, count, insert, must_text, must_time, read, text, time, version,
 };
 use crate::core::storage::{OpsStore, StoreResult, UsageRow};
 
@@ -65,7 +65,7 @@ impl<S: RowStore> OpsStore for S {
                         text(&row.subject),
                         text(&row.route),
                         Value::Day(row.day),
-                        Value::Count(row.requests),
+                        count(row.requests),
                         time(row.first_seen),
                         time(row.last_seen),
                     ],

@@ -16,9 +16,7 @@ use crate::core::storage::{StoreResult, Writes};
 pub(crate) enum Value<'a> {
     /// An `INTEGER` column: a version, a number of seconds.
     Integer(Option<i32>),
-    /// A `BIGINT` count.
-    Count(u64),
-    /// Any other `BIGINT`: an id, a record's version.
+    /// A `BIGINT`: an id, a count, a record's version.
     BigInt(Option<i64>),
     Flag(bool),
     Text(Option<&'a str>),
@@ -33,6 +31,11 @@ pub(crate) fn text(value: &str) -> Value<'_> {
 
 pub(crate) fn time(value: DateTime<Utc>) -> Value<'static> {
     Value::Time(Some(value))
+}
+
+/// A count, as its `BIGINT` column holds it.
+pub(crate) fn count(value: u64) -> Value<'static> {
+    Value::BigInt(Some(value as i64))
 }
 
 pub(crate) fn version(value: u16) -> Value<'static> {

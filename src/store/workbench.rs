@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::{
     query::Dialect,
     rows::{
-        Bound, NamedRow, RowStore, Statement, Value, insert, maybe_version, must_text, must_time, must_version, read,
-        text, time, version,
+        Bound, NamedRow, RowStore, Statement, Value, count, insert, maybe_version, must_text, must_time, must_version,
+        read, text, time, version,
     },
 };
 use crate::core::storage::{
@@ -105,11 +105,11 @@ fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
                 version(row.version),
                 text(&row.tenant),
                 text(&row.subject),
-                Value::Count(row.requests),
+                count(row.requests),
                 Value::Time(row.last_request),
-                Value::Count(row.rehearsals),
+                count(row.rehearsals),
                 Value::Time(row.last_rehearsal),
-                Value::Count(row.refusals),
+                count(row.refusals),
                 Value::Time(row.first_request),
             ],
         ));
@@ -125,7 +125,7 @@ fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
                     text(&row.subject),
                     text(&row.method),
                     text(&row.route),
-                    Value::Count(row.requests),
+                    count(row.requests),
                     time(row.first_seen),
                     time(row.last_seen),
                 ],
@@ -143,7 +143,7 @@ fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
                 text(&row.method),
                 text(&row.route),
                 text(&row.change),
-                Value::Count(row.requests),
+                count(row.requests),
                 time(row.last_seen),
             ],
         ));
@@ -160,7 +160,7 @@ fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
                 text(&row.route),
                 text(&row.change),
                 text(&row.detail),
-                Value::Count(row.requests),
+                count(row.requests),
                 time(row.last_seen),
             ],
         ));
@@ -374,7 +374,7 @@ impl<S: RowStore> WorkbenchStore for S {
     async fn audit(&self, limit: u32) -> StoreResult<Vec<AuditEntry>> {
         let statement = Statement::new(
             format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT $1"),
-            [Value::Count(u64::from(limit))],
+            [count(u64::from(limit))],
         );
         read(self, statement, audit_from).await
     }

@@ -23,7 +23,6 @@ type Query<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArgume
 fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
     statement.values.iter().fold(sqlx::query(&statement.sql), |query, value| match *value {
         Value::Integer(n) => query.bind(n),
-        Value::Count(n) => query.bind(n as i64),
         Value::BigInt(n) => query.bind(n),
         Value::Flag(b) => query.bind(b),
         Value::Day(d) => query.bind(d),
