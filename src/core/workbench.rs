@@ -305,14 +305,10 @@ impl Workbench {
 
 /// What met one exposure, most requests first, at most `MAX_DETAILS`.
 fn details_of(activity: &Activity, exposure: &ExposureActivity) -> Vec<(String, u64, DateTime<Utc>)> {
-    let e = exposure;
     let mut details: Vec<_> = activity
         .details
         .iter()
-        .filter(|d| {
-            (d.version, &d.tenant, &d.subject, &d.method, &d.route, &d.change)
-                == (e.version, &e.tenant, &e.subject, &e.method, &e.route, &e.change)
-        })
+        .filter(|d| (&d.on, &d.change) == (&exposure.on, &exposure.change))
         .map(|d| (d.detail.clone(), d.requests, d.last_seen))
         .collect();
     details.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -358,16 +354,13 @@ fn build_records(
             record.last_new = row.last_request;
         }
     }
-    for row in activity.routes.iter().filter(|r| r.version == version) {
-        if let Some(record) = clients.get_mut(&(row.tenant.clone(), row.subject.clone())) {
+    for row in activity.routes.iter().filter(|r| r.on.version == version) {
+        let on = &row.on;
+        if let Some(record) = clients.get_mut(&(on.tenant.clone(), on.subject.clone())) {
             let exposures = activity
                 .exposures
                 .iter()
-                .filter(|e| {
-                    e.version == version
-                        && (&e.tenant, &e.subject, &e.method, &e.route)
-                            == (&row.tenant, &row.subject, &row.method, &row.route)
-                })
+                .filter(|e| e.on == *on)
                 .map(|e| ExposureRecord {
                     change: e.change.clone(),
                     requests: e.requests,
@@ -376,8 +369,8 @@ fn build_records(
                 })
                 .collect();
             record.routes.push(RouteRecord {
-                method: row.method.clone(),
-                route: row.route.clone(),
+                method: on.method.clone(),
+                route: on.route.clone(),
                 requests: row.requests,
                 first_seen: Some(row.first_seen),
                 last_seen: Some(row.last_seen),
@@ -389,15 +382,16 @@ fn build_records(
     // Dry runs join the records of clients seen (or asked about): on a route of their own
     // when the client never sent it a request.
     for row in &activity.dry_runs {
-        if let Some(record) = clients.get_mut(&(row.tenant.clone(), row.subject.clone())) {
+        let on = &row.on;
+        if let Some(record) = clients.get_mut(&(on.tenant.clone(), on.subject.clone())) {
             record.last_dry_run = record.last_dry_run.max(Some(row.last_seen));
-            let at = record.routes.iter().position(|r| (&r.method, &r.route) == (&row.method, &row.route));
+            let at = record.routes.iter().position(|r| (&r.method, &r.route) == (&on.method, &on.route));
             let route = match at {
                 Some(i) => &mut record.routes[i],
                 None => {
                     record.routes.push(RouteRecord {
-                        method: row.method.clone(),
-                        route: row.route.clone(),
+                        method: on.method.clone(),
+                        route: on.route.clone(),
                         requests: 0,
                         first_seen: None,
                         last_seen: None,
@@ -407,7 +401,7 @@ fn build_records(
                     record.routes.last_mut().expect("just pushed")
                 }
             };
-            route.dry_runs.push((row.version, row.requests, row.last_seen));
+            route.dry_runs.push((on.version, row.requests, row.last_seen));
         }
     }
     clients

@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use crate::{
     changes::through::Met,
     core::storage::{
-        Activity, DetailActivity, ExposureActivity, MAX_DETAILS, RouteActivity, Store, StoreError, VersionActivity,
+        Activity, ClientRoute, DetailActivity, ExposureActivity, MAX_DETAILS, RouteActivity, Store, StoreError,
+        VersionActivity,
     },
 };
 
@@ -103,11 +104,7 @@ impl ActivityRecorder {
                 count_detail(&mut buffer, &operation, change, detail, at);
             }
             let cell = buffer.exposures.entry((operation.clone(), change)).or_insert_with(|| ExposureActivity {
-                version,
-                tenant: tenant.to_string(),
-                subject: subject.to_string(),
-                method: method.to_string(),
-                route: route.to_string(),
+                on: client_route(&operation),
                 change: change.to_string(),
                 requests: 0,
                 last_seen: at,
@@ -172,13 +169,8 @@ fn count_detail(buffer: &mut Buffer, operation: &Operation, change: &'static str
     if !held.contains_key(detail) && held.len() >= MAX_DETAILS {
         return;
     }
-    let (version, tenant, subject, method, route) = operation;
     let cell = held.entry(detail.to_string()).or_insert_with(|| DetailActivity {
-        version: *version,
-        tenant: tenant.to_string(),
-        subject: subject.to_string(),
-        method: method.to_string(),
-        route: route.to_string(),
+        on: client_route(operation),
         change: change.to_string(),
         detail: detail.to_string(),
         requests: 0,
@@ -188,18 +180,19 @@ fn count_detail(buffer: &mut Buffer, operation: &Operation, change: &'static str
     cell.last_seen = cell.last_seen.max(at);
 }
 
-/// An operation's count before its first request.
-fn operation_cell((version, tenant, subject, method, route): &Operation, at: DateTime<Utc>) -> RouteActivity {
-    RouteActivity {
+fn client_route((version, tenant, subject, method, route): &Operation) -> ClientRoute {
+    ClientRoute {
         version: *version,
         tenant: tenant.to_string(),
         subject: subject.to_string(),
         method: method.to_string(),
         route: route.to_string(),
-        requests: 0,
-        first_seen: at,
-        last_seen: at,
     }
+}
+
+/// An operation's count before its first request.
+fn operation_cell(operation: &Operation, at: DateTime<Utc>) -> RouteActivity {
+    RouteActivity { on: client_route(operation), requests: 0, first_seen: at, last_seen: at }
 }
 
 fn count_operation(cell: &mut RouteActivity, at: DateTime<Utc>) {
@@ -305,7 +298,7 @@ mod tests {
         let detail = buffer.details.values().flat_map(HashMap::values).next().unwrap();
         assert_eq!((detail.detail.as_str(), detail.requests), ("sortBy=name", 2));
         let dry_run = buffer.dry_runs.values().next().unwrap();
-        assert_eq!((dry_run.version, dry_run.requests), (2, 1), "a dry run is no request of its version");
+        assert_eq!((dry_run.on.version, dry_run.requests), (2, 1), "a dry run is no request of its version");
     }
 
     #[test]

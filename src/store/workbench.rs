@@ -15,8 +15,8 @@ use super::{
     },
 };
 use crate::core::storage::{
-    Activity, AuditEntry, Brownout, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity, StoreResult,
-    VersionActivity, WorkbenchStore,
+    Activity, AuditEntry, Brownout, ClientRoute, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity,
+    StoreResult, VersionActivity, WorkbenchStore,
 };
 
 /// Every client's rows, or one client's (`$1` tenant, `$2` subject).
@@ -24,9 +24,15 @@ const FOR_CLIENT: &str = "WHERE (CAST($1 AS TEXT) IS NULL OR (tenant = $1 AND su
 
 const VERSION_COLUMNS: &str =
     "version, tenant, subject, requests, last_request, rehearsals, last_rehearsal, refusals, first_request";
-const ROUTE_COLUMNS: &str = "version, tenant, subject, method, route, requests, first_seen, last_seen";
-const EXPOSURE_COLUMNS: &str = "version, tenant, subject, method, route, change, requests, last_seen";
-const DETAIL_COLUMNS: &str = "version, tenant, subject, method, route, change, detail, requests, last_seen";
+/// The columns every per-operation table begins with, in the order [`on`] binds them.
+macro_rules! on_columns {
+    () => {
+        "version, tenant, subject, method, route"
+    };
+}
+const ROUTE_COLUMNS: &str = concat!(on_columns!(), ", requests, first_seen, last_seen");
+const EXPOSURE_COLUMNS: &str = concat!(on_columns!(), ", change, requests, last_seen");
+const DETAIL_COLUMNS: &str = concat!(on_columns!(), ", change, detail, requests, last_seen");
 const PIN_COLUMNS: &str = "tenant, version, previous, changed_at, changed_by";
 const BROWNOUT_COLUMNS: &str = "id, version, starts_at, ends_at, tenant, subject, created_at, created_by, ended_at";
 const AUDIT_COLUMNS: &str = "at, actor, action, target, before, after";
@@ -48,21 +54,29 @@ fn version_upsert(d: Dialect) -> String {
 /// Requests and dry runs per operation have the same shape, in tables of their own.
 fn route_upsert(d: Dialect, t: &str) -> String {
     format!(
-        "{} ON CONFLICT (version, tenant, subject, method, route) DO UPDATE SET \
-         requests = {t}.requests + excluded.requests, first_seen = {}, last_seen = {}",
+        concat!(
+            "{} ON CONFLICT (",
+            on_columns!(),
+            ") DO UPDATE SET requests = {t}.requests + excluded.requests, first_seen = {}, last_seen = {}"
+        ),
         insert(t, ROUTE_COLUMNS),
         d.earlier(&format!("{t}.first_seen"), "excluded.first_seen"),
         d.later(&format!("{t}.last_seen"), "excluded.last_seen"),
+        t = t,
     )
 }
 
 fn exposure_upsert(d: Dialect) -> String {
     let t = "client_exposures";
     format!(
-        "{} ON CONFLICT (version, tenant, subject, method, route, change) DO UPDATE SET \
-         requests = {t}.requests + excluded.requests, last_seen = {}",
+        concat!(
+            "{} ON CONFLICT (",
+            on_columns!(),
+            ", change) DO UPDATE SET requests = {t}.requests + excluded.requests, last_seen = {}"
+        ),
         insert(t, EXPOSURE_COLUMNS),
         d.later(&format!("{t}.last_seen"), "excluded.last_seen"),
+        t = t,
     )
 }
 
@@ -72,12 +86,18 @@ fn detail_upsert(d: Dialect) -> String {
     let t = "client_exposure_details";
     let same = "version = $1 AND tenant = $2 AND subject = $3 AND method = $4 AND route = $5 AND change = $6";
     format!(
-        "INSERT INTO {t} ({DETAIL_COLUMNS}) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 \
-         WHERE EXISTS (SELECT 1 FROM {t} WHERE {same} AND detail = $7) \
-         OR (SELECT count(*) FROM {t} WHERE {same}) < {MAX_DETAILS} \
-         ON CONFLICT (version, tenant, subject, method, route, change, detail) DO UPDATE SET \
-         requests = {t}.requests + excluded.requests, last_seen = {}",
+        concat!(
+            "INSERT INTO {t} ({columns}) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 ",
+            "WHERE EXISTS (SELECT 1 FROM {t} WHERE {same} AND detail = $7) ",
+            "OR (SELECT count(*) FROM {t} WHERE {same}) < {max} ON CONFLICT (",
+            on_columns!(),
+            ", change, detail) DO UPDATE SET requests = {t}.requests + excluded.requests, last_seen = {}"
+        ),
         d.later(&format!("{t}.last_seen"), "excluded.last_seen"),
+        t = t,
+        columns = DETAIL_COLUMNS,
+        same = same,
+        max = MAX_DETAILS,
     )
 }
 
@@ -93,6 +113,11 @@ fn audit_insert(audit: &AuditEntry) -> Statement<'_> {
             Value::Text(audit.after.as_deref()),
         ],
     )
+}
+
+/// The values of `ClientRoute`'s columns, which every per-operation table begins with.
+fn on(at: &ClientRoute) -> [Value<'_>; 5] {
+    [version(at.version), text(&at.tenant), text(&at.subject), text(&at.method), text(&at.route)]
 }
 
 fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
@@ -119,16 +144,7 @@ fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
         for row in rows {
             writes.push(Statement::new(
                 upsert.clone(),
-                [
-                    version(row.version),
-                    text(&row.tenant),
-                    text(&row.subject),
-                    text(&row.method),
-                    text(&row.route),
-                    count(row.requests),
-                    time(row.first_seen),
-                    time(row.last_seen),
-                ],
+                [&on(&row.on)[..], &[count(row.requests), time(row.first_seen), time(row.last_seen)]].concat(),
             ));
         }
     }
@@ -136,33 +152,15 @@ fn activity_writes(d: Dialect, batch: &Activity) -> Vec<Statement<'_>> {
     for row in &batch.exposures {
         writes.push(Statement::new(
             exposures.clone(),
-            [
-                version(row.version),
-                text(&row.tenant),
-                text(&row.subject),
-                text(&row.method),
-                text(&row.route),
-                text(&row.change),
-                count(row.requests),
-                time(row.last_seen),
-            ],
+            [&on(&row.on)[..], &[text(&row.change), count(row.requests), time(row.last_seen)]].concat(),
         ));
     }
     let details = detail_upsert(d);
     for row in &batch.details {
         writes.push(Statement::new(
             details.clone(),
-            [
-                version(row.version),
-                text(&row.tenant),
-                text(&row.subject),
-                text(&row.method),
-                text(&row.route),
-                text(&row.change),
-                text(&row.detail),
-                count(row.requests),
-                time(row.last_seen),
-            ],
+            [&on(&row.on)[..], &[text(&row.change), text(&row.detail), count(row.requests), time(row.last_seen)]]
+                .concat(),
         ));
     }
     writes
@@ -182,14 +180,21 @@ fn version_from(r: &impl NamedRow) -> Result<VersionActivity, sqlx::Error> {
     })
 }
 
-/// A row of `client_routes` or `client_dry_runs`.
-fn route_from(r: &impl NamedRow) -> Result<RouteActivity, sqlx::Error> {
-    Ok(RouteActivity {
+/// The columns every per-operation row begins with.
+fn on_from(r: &impl NamedRow) -> Result<ClientRoute, sqlx::Error> {
+    Ok(ClientRoute {
         version: must_version(r, "version")?,
         tenant: must_text(r, "tenant")?,
         subject: must_text(r, "subject")?,
         method: must_text(r, "method")?,
         route: must_text(r, "route")?,
+    })
+}
+
+/// A row of `client_routes` or `client_dry_runs`.
+fn route_from(r: &impl NamedRow) -> Result<RouteActivity, sqlx::Error> {
+    Ok(RouteActivity {
+        on: on_from(r)?,
         requests: r.count("requests")?,
         first_seen: must_time(r, "first_seen")?,
         last_seen: must_time(r, "last_seen")?,
@@ -198,11 +203,7 @@ fn route_from(r: &impl NamedRow) -> Result<RouteActivity, sqlx::Error> {
 
 fn exposure_from(r: &impl NamedRow) -> Result<ExposureActivity, sqlx::Error> {
     Ok(ExposureActivity {
-        version: must_version(r, "version")?,
-        tenant: must_text(r, "tenant")?,
-        subject: must_text(r, "subject")?,
-        method: must_text(r, "method")?,
-        route: must_text(r, "route")?,
+        on: on_from(r)?,
         change: must_text(r, "change")?,
         requests: r.count("requests")?,
         last_seen: must_time(r, "last_seen")?,
@@ -211,11 +212,7 @@ fn exposure_from(r: &impl NamedRow) -> Result<ExposureActivity, sqlx::Error> {
 
 fn detail_from(r: &impl NamedRow) -> Result<DetailActivity, sqlx::Error> {
     Ok(DetailActivity {
-        version: must_version(r, "version")?,
-        tenant: must_text(r, "tenant")?,
-        subject: must_text(r, "subject")?,
-        method: must_text(r, "method")?,
-        route: must_text(r, "route")?,
+        on: on_from(r)?,
         change: must_text(r, "change")?,
         detail: must_text(r, "detail")?,
         requests: r.count("requests")?,

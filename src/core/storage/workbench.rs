@@ -23,14 +23,21 @@ pub struct VersionActivity {
     pub refusals: u64,
 }
 
-/// One client's requests on one operation of a version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteActivity {
+/// One client (tenant and token subject) on one operation of one version: what the rows of
+/// requests, dry runs, exposures and details are kept by.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientRoute {
     pub version: u16,
     pub tenant: String,
     pub subject: String,
     pub method: String,
     pub route: String,
+}
+
+/// One client's requests on one operation of a version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteActivity {
+    pub on: ClientRoute,
     pub requests: u64,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
@@ -39,11 +46,7 @@ pub struct RouteActivity {
 /// How often one client's requests on one operation met one change of the successor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExposureActivity {
-    pub version: u16,
-    pub tenant: String,
-    pub subject: String,
-    pub method: String,
-    pub route: String,
+    pub on: ClientRoute,
     pub change: String,
     pub requests: u64,
     pub last_seen: DateTime<Utc>,
@@ -53,11 +56,7 @@ pub struct ExposureActivity {
 /// how often: at most [`MAX_DETAILS`] per client, operation and change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetailActivity {
-    pub version: u16,
-    pub tenant: String,
-    pub subject: String,
-    pub method: String,
-    pub route: String,
+    pub on: ClientRoute,
     pub change: String,
     pub detail: String,
     pub requests: u64,
