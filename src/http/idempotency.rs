@@ -14,7 +14,7 @@ use crate::{
     changes::through::Exposures,
     core::idempotency::IdempotencyRecord,
     encoding::base64url,
-    idempotency::{Claim, IdempotencyStore, Scope, StoredResponse},
+    idempotency::{Claim, Held, IdempotencyStore, Scope, StoredResponse},
     wire::{
         about::Replayed,
         context,
@@ -49,8 +49,8 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
         // Without the store we cannot promise "at most once": run nothing.
         ApiError::unavailable(e.0)
     })?;
-    let token = match claim {
-        Claim::Started(token) => token,
+    let held = match claim {
+        Claim::Started(held) => held,
         Claim::Replay(stored) => return Ok(replay(stored)),
         Claim::InFlight => return Err(ApiError::new(Kind::IdempotencyInFlight).with_header("retry-after", "1").into()),
         Claim::Mismatch => return Err(ApiError::new(Kind::IdempotencyKeyReused).into()),
@@ -58,7 +58,7 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
 
     req.extensions_mut()
         .insert(IdempotencyRecord { scope: scope.as_str().to_string(), fingerprint: fingerprint.0.clone() });
-    let mut guard = ReleaseOnDrop(Some((store.clone(), scope.clone(), token.clone())));
+    let mut guard = ReleaseOnDrop(Some((store.clone(), held)));
     let mut response = match next.call(req).await {
         Ok(response) => response.into_response(),
         Err(err) => {
@@ -77,8 +77,8 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, ke
         guard.release().await;
     } else {
         let stored = stored(&response, &bytes);
-        guard.disarm();
-        if let Err(err) = store.complete(&scope, &token, &fingerprint, &stored).await {
+        let held = guard.disarm();
+        if let Err(err) = store.complete(&held, &stored).await {
             // The marker expires with its lease; a retry then meets the database's guard.
             tracing::warn!(cause = %err, "could not store the response of an idempotent request");
         }
@@ -110,27 +110,28 @@ fn replay(stored: StoredResponse) -> Response {
 
 /// Frees the key if the request ends without a response to keep: a 5xx, a panic, a dropped
 /// connection.
-struct ReleaseOnDrop(Option<(Arc<dyn IdempotencyStore>, Scope, String)>);
+struct ReleaseOnDrop(Option<(Arc<dyn IdempotencyStore>, Held)>);
 
 impl ReleaseOnDrop {
     async fn release(&mut self) {
-        if let Some((store, scope, token)) = self.0.take()
-            && let Err(err) = store.release(&scope, &token).await
+        if let Some((store, held)) = self.0.take()
+            && let Err(err) = store.release(&held).await
         {
             tracing::warn!(cause = %err, "could not free an idempotency key");
         }
     }
 
-    fn disarm(&mut self) {
-        self.0 = None;
+    /// The claim, no longer freed on drop: the caller finishes it.
+    fn disarm(&mut self) -> Held {
+        self.0.take().expect("armed until the answer is kept").1
     }
 }
 
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
-        if let Some((store, scope, token)) = self.0.take() {
+        if let Some((store, held)) = self.0.take() {
             tokio::spawn(async move {
-                let _ = store.release(&scope, &token).await;
+                let _ = store.release(&held).await;
             });
         }
     }

@@ -9,7 +9,7 @@ use std::{
 
 use async_trait::async_trait;
 
-use super::{Claim, Fingerprint, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
+use super::{Claim, Fingerprint, Held, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
 
 enum State {
     InFlight { token: String },
@@ -67,32 +67,25 @@ impl IdempotencyStore for MemoryStore {
                 (State::Done(response), true) => Claim::Replay(response.clone()),
             });
         }
-        let token = super::token();
-        let state = State::InFlight { token: token.clone() };
+        let held = Held::new(scope, fingerprint);
+        let state = State::InFlight { token: held.token.clone() };
         entries.insert(scope.clone(), Entry { fingerprint: fingerprint.clone(), state, expires: now + lease });
-        Ok(Claim::Started(token))
+        Ok(Claim::Started(held))
     }
 
-    async fn complete(
-        &self,
-        scope: &Scope,
-        token: &str,
-        fingerprint: &Fingerprint,
-        response: &StoredResponse,
-    ) -> Result<(), Unavailable> {
+    async fn complete(&self, held: &Held, response: &StoredResponse) -> Result<(), Unavailable> {
         let entries = &mut self.entries.lock().expect("idempotency map").map;
-        if matches!(entries.get(scope), Some(Entry { state: State::InFlight { token: t }, .. }) if t == token) {
-            let expires = Instant::now() + RESULT_TTL;
-            let state = State::Done(response.clone());
-            entries.insert(scope.clone(), Entry { fingerprint: fingerprint.clone(), state, expires });
+        if still_ours(entries, held) {
+            let (expires, state) = (Instant::now() + RESULT_TTL, State::Done(response.clone()));
+            entries.insert(held.scope.clone(), Entry { fingerprint: held.fingerprint.clone(), state, expires });
         }
         Ok(())
     }
 
-    async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable> {
+    async fn release(&self, held: &Held) -> Result<(), Unavailable> {
         let entries = &mut self.entries.lock().expect("idempotency map").map;
-        if matches!(entries.get(scope), Some(Entry { state: State::InFlight { token: t }, .. }) if t == token) {
-            entries.remove(scope);
+        if still_ours(entries, held) {
+            entries.remove(&held.scope);
         }
         Ok(())
     }
@@ -100,6 +93,11 @@ impl IdempotencyStore for MemoryStore {
     async fn ping(&self) -> Result<(), Unavailable> {
         Ok(())
     }
+}
+
+/// Whether the key is still in flight under this claim (not expired and claimed again).
+fn still_ours(entries: &HashMap<Scope, Entry>, held: &Held) -> bool {
+    matches!(entries.get(&held.scope), Some(Entry { state: State::InFlight { token }, .. }) if *token == held.token)
 }
 
 #[cfg(test)]
@@ -116,19 +114,19 @@ mod tests {
         let scope = Scope::new("t", "ada", "k1");
         let (a, b) = (Fingerprint("a".into()), Fingerprint("b".into()));
         let lease = Duration::from_secs(60);
-        let Claim::Started(token) = store.claim(&scope, &a, lease).await.unwrap() else { panic!("first claim") };
+        let Claim::Started(held) = store.claim(&scope, &a, lease).await.unwrap() else { panic!("first claim") };
         assert_eq!(store.claim(&scope, &a, lease).await.unwrap(), Claim::InFlight);
         assert_eq!(store.claim(&scope, &b, lease).await.unwrap(), Claim::Mismatch);
         // Another claimant's token cannot complete or release it.
-        store.release(&scope, "not-mine").await.unwrap();
+        store.release(&Held { token: "not-mine".into(), ..held.clone() }).await.unwrap();
         assert_eq!(store.claim(&scope, &a, lease).await.unwrap(), Claim::InFlight);
-        store.complete(&scope, &token, &a, &response()).await.unwrap();
+        store.complete(&held, &response()).await.unwrap();
         assert_eq!(store.claim(&scope, &a, lease).await.unwrap(), Claim::Replay(response()));
         assert_eq!(store.claim(&scope, &b, lease).await.unwrap(), Claim::Mismatch);
 
         let other = Scope::new("t", "ada", "k2");
-        let Claim::Started(token) = store.claim(&other, &a, lease).await.unwrap() else { panic!() };
-        store.release(&other, &token).await.unwrap();
+        let Claim::Started(held) = store.claim(&other, &a, lease).await.unwrap() else { panic!() };
+        store.release(&held).await.unwrap();
         assert!(matches!(store.claim(&other, &a, lease).await.unwrap(), Claim::Started(_)));
     }
 

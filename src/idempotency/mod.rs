@@ -79,11 +79,20 @@ pub struct StoredResponse {
     pub body: String,
 }
 
+/// A key a request claimed, as finishing or freeing it names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub scope: Scope,
+    pub fingerprint: Fingerprint,
+    /// This claim's alone: another claimant's token neither completes nor releases the key.
+    pub token: String,
+}
+
 /// The outcome of claiming a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
-    /// Ours: run the request, then `complete` or `release` with this token.
-    Started(String),
+    /// Ours: run the request, then `complete` or `release` it.
+    Started(Held),
     /// Done before with the same request: answer this again.
     Replay(StoredResponse),
     /// Another try of the same request is running now.
@@ -102,16 +111,10 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     async fn claim(&self, scope: &Scope, fingerprint: &Fingerprint, lease: Duration) -> Result<Claim, Unavailable>;
 
     /// Replaces our in-flight marker with the response, kept for [`RESULT_TTL`].
-    async fn complete(
-        &self,
-        scope: &Scope,
-        token: &str,
-        fingerprint: &Fingerprint,
-        response: &StoredResponse,
-    ) -> Result<(), Unavailable>;
+    async fn complete(&self, held: &Held, response: &StoredResponse) -> Result<(), Unavailable>;
 
     /// Frees the key after a failure, so the client may retry.
-    async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable>;
+    async fn release(&self, held: &Held) -> Result<(), Unavailable>;
 
     /// Answers when the store does (readiness).
     async fn ping(&self) -> Result<(), Unavailable>;
@@ -129,7 +132,13 @@ pub fn from_settings(redis: &crate::settings::RedisSettings) -> anyhow::Result<A
     }
 }
 
-/// A fresh, unguessable token for one claim.
-pub fn token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+impl Held {
+    /// A claim of `scope` just made, with a fresh, unguessable token.
+    fn new(scope: &Scope, fingerprint: &Fingerprint) -> Self {
+        Held {
+            scope: scope.clone(),
+            fingerprint: fingerprint.clone(),
+            token: uuid::Uuid::new_v4().simple().to_string(),
+        }
+    }
 }

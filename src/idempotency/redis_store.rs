@@ -15,7 +15,7 @@ use redis::{AsyncCommands, Script, aio::ConnectionManager};
 
 use crate::redis_link::RedisLink;
 
-use super::{Claim, Fingerprint, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
+use super::{Claim, Fingerprint, Held, IdempotencyStore, RESULT_TTL, Scope, StoredResponse, Unavailable};
 
 /// Every call answers within this, or the store counts as unreachable.
 const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
@@ -124,8 +124,8 @@ impl IdempotencyStore for RedisStore {
         let mut connection = self.connection().await?;
         // The marker can expire between a failed SET and the GET: then try once more.
         for _ in 0..3 {
-            let token = super::token();
-            let marker = format!("I|{token}|{}", fingerprint.0);
+            let held = Held::new(scope, fingerprint);
+            let marker = format!("I|{}|{}", held.token, fingerprint.0);
             let options = redis::SetOptions::default()
                 .conditional_set(redis::ExistenceCheck::NX)
                 .with_expiration(redis::SetExpiry::PX(lease.as_millis() as u64));
@@ -133,12 +133,12 @@ impl IdempotencyStore for RedisStore {
                 match self.bounded(traces::redis("SET", connection.set_options(&key, marker, options))).await {
                     Ok(set) => set,
                     Err(err) => {
-                        self.abandon(&connection, &key, &token, lease);
+                        self.abandon(&connection, &key, &held.token, lease);
                         return Err(err);
                     }
                 };
             if set.is_some() {
-                return Ok(Claim::Started(token));
+                return Ok(Claim::Started(held));
             }
             let current: Option<String> = self.bounded(traces::redis("GET", connection.get(&key))).await?;
             if let Some(claim) = current.as_deref().and_then(|v| parse(v, fingerprint)) {
@@ -148,25 +148,19 @@ impl IdempotencyStore for RedisStore {
         Err(Unavailable("the key changed state three times in a row".into()))
     }
 
-    async fn complete(
-        &self,
-        scope: &Scope,
-        token: &str,
-        fingerprint: &Fingerprint,
-        response: &StoredResponse,
-    ) -> Result<(), Unavailable> {
-        let value = format!("D|{}|{}", fingerprint.0, serde_json::to_string(response).map_err(unavailable)?);
+    async fn complete(&self, held: &Held, response: &StoredResponse) -> Result<(), Unavailable> {
+        let value = format!("D|{}|{}", held.fingerprint.0, serde_json::to_string(response).map_err(unavailable)?);
         let mut connection = self.connection().await?;
-        let mut invocation = self.complete.key(key(scope));
-        invocation.arg(token).arg(value).arg(RESULT_TTL.as_millis() as u64);
+        let mut invocation = self.complete.key(key(&held.scope));
+        invocation.arg(&held.token).arg(value).arg(RESULT_TTL.as_millis() as u64);
         let _: i64 = self.bounded(traces::redis("EVALSHA", invocation.invoke_async(&mut connection))).await?;
         Ok(())
     }
 
-    async fn release(&self, scope: &Scope, token: &str) -> Result<(), Unavailable> {
+    async fn release(&self, held: &Held) -> Result<(), Unavailable> {
         let mut connection = self.connection().await?;
-        let mut invocation = self.release.key(key(scope));
-        invocation.arg(token);
+        let mut invocation = self.release.key(key(&held.scope));
+        invocation.arg(&held.token);
         let _: i64 = self.bounded(traces::redis("EVALSHA", invocation.invoke_async(&mut connection))).await?;
         Ok(())
     }
