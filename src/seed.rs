@@ -11,12 +11,12 @@ use uuid::Uuid;
 use crate::{
     core::storage::{CustomerList, Freshness, ImportStart, NewUser, Store, Writes},
     core::{
-        customer::{BranchCode, CustomerNumber, CustomerSort, NewCustomer, Phone},
+        customer::{BranchCode, CustomerFilter, CustomerNumber, NewCustomer, Phone},
         import::{ImportReport, ImportStatus},
-        listing::{ListRequest, Window, full_order},
+        listing::ListRequest,
         paging::PageRequest,
-        user::{Age, Email, Name, UserFields},
-        users::{UserFilter, Users},
+        user::{Age, Email, Name, UserFields, UserFilter},
+        users::Users,
     },
 };
 
@@ -123,15 +123,11 @@ pub async fn run(store: Arc<dyn Store>, tenant: &str, users: u64, customers: u64
     }
 
     let started = Instant::now();
-    let counted = CustomerList {
-        order: full_order::<CustomerSort>(&[]),
-        branch_code: None,
-        keyword: None,
-        window: Window::Offset(PageRequest { page: 0, size: 1 }),
-        limit: 1,
-        count: true,
-        freshness: Freshness::Latest,
-    };
+    let counted = CustomerList::of(
+        &ListRequest::page(Vec::new(), PageRequest { page: 0, size: 1 }, &[]),
+        CustomerFilter::default(),
+        Freshness::Latest,
+    );
     let existing_customers = store.list_customers(tenant, &counted).await?.1.unwrap_or(0);
     for start in (existing_customers..existing_customers + customers).step_by(BATCH as usize) {
         let end = (start + BATCH).min(existing_customers + customers);

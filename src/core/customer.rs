@@ -155,6 +155,25 @@ impl Customer {
     }
 }
 
+/// Filters of a customers list.
+#[derive(Debug, Clone, Default)]
+pub struct CustomerFilter {
+    /// Exact branch code.
+    pub branch_code: Option<String>,
+    /// Case-insensitive substring of name, e-mail or customer number.
+    pub keyword: Option<String>,
+}
+
+impl CustomerFilter {
+    /// The filter values a cursor is bound to.
+    pub fn fingerprint_parts(&self) -> [String; 2] {
+        [
+            format!("branchCode={}", self.branch_code.as_deref().unwrap_or("")),
+            format!("keyword={}", self.keyword.as_deref().unwrap_or("")),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,32 +8,13 @@ use uuid::Uuid;
 use crate::core::storage::{CustomerList, Freshness, ImportStart, Store, StoreError, Writes};
 use crate::core::{
     CoreError,
-    customer::{Customer, CustomerSort},
+    customer::{Customer, CustomerFilter, CustomerSort},
     fields::Rule,
     idempotency::IdempotencyRecord,
     import::{ImportReport, ImportSession, RowError},
-    listing::{ListRequest, Listing, full_order},
+    listing::{ListRequest, Listing},
     pattern::{POSITIVE_ID, UUID},
 };
-
-/// Filters of a customers list.
-#[derive(Debug, Clone, Default)]
-pub struct CustomerFilter {
-    /// Exact branch code.
-    pub branch_code: Option<String>,
-    /// Case-insensitive substring of name, e-mail or customer number.
-    pub keyword: Option<String>,
-}
-
-impl CustomerFilter {
-    /// The filter values a cursor is bound to.
-    pub fn fingerprint_parts(&self) -> [String; 2] {
-        [
-            format!("branchCode={}", self.branch_code.as_deref().unwrap_or("")),
-            format!("keyword={}", self.keyword.as_deref().unwrap_or("")),
-        ]
-    }
-}
 
 /// Why an import was refused as a whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,15 +44,7 @@ impl Customers {
         filter: CustomerFilter,
         freshness: Freshness,
     ) -> Result<Listing<Customer, CustomerSort>, CoreError> {
-        let query = CustomerList {
-            order: full_order(&request.sort),
-            branch_code: filter.branch_code,
-            keyword: filter.keyword,
-            window: request.window.clone(),
-            limit: request.window.size() + 1,
-            count: request.count,
-            freshness,
-        };
+        let query = CustomerList::of(&request, filter, freshness);
         let (items, total) = self.store.list_customers(tenant, &query).await?;
         Ok(Listing::from_rows(items, total, request, Customer::sort_key))
     }

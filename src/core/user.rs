@@ -239,6 +239,25 @@ impl User {
     }
 }
 
+/// Filters of a users list.
+#[derive(Debug, Clone, Default)]
+pub struct UserFilter {
+    /// Exact address, ignoring case.
+    pub email: Option<String>,
+    /// Case-insensitive substring of name or e-mail.
+    pub keyword: Option<String>,
+}
+
+impl UserFilter {
+    /// The filter values a cursor is bound to.
+    pub fn fingerprint_parts(&self) -> [String; 2] {
+        [
+            format!("email={}", self.email.as_deref().unwrap_or("").to_lowercase()),
+            format!("keyword={}", self.keyword.as_deref().unwrap_or("")),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,29 +12,10 @@ use crate::core::{
     error::Conflict,
     fields::{FieldError, Location, ObjectReader},
     idempotency::{Created, IdempotencyRecord},
-    listing::{ListRequest, Listing, full_order},
+    listing::{ListRequest, Listing},
     patch::{self, Patch},
-    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserRef, UserSort},
+    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort},
 };
-
-/// Filters of a users list.
-#[derive(Debug, Clone, Default)]
-pub struct UserFilter {
-    /// Exact address, ignoring case.
-    pub email: Option<String>,
-    /// Case-insensitive substring of name or e-mail.
-    pub keyword: Option<String>,
-}
-
-impl UserFilter {
-    /// The filter values a cursor is bound to.
-    pub fn fingerprint_parts(&self) -> [String; 2] {
-        [
-            format!("email={}", self.email.as_deref().unwrap_or("").to_lowercase()),
-            format!("keyword={}", self.keyword.as_deref().unwrap_or("")),
-        ]
-    }
-}
 
 /// How a version reads bodies: the only version knowledge the core receives.
 #[derive(Debug, Clone, Copy)]
@@ -120,15 +101,7 @@ impl Users {
         filter: UserFilter,
         freshness: Freshness,
     ) -> Result<Listing<User, UserSort>, CoreError> {
-        let query = UserList {
-            order: full_order(&request.sort),
-            email: filter.email,
-            keyword: filter.keyword,
-            window: request.window.clone(),
-            limit: request.window.size() + 1,
-            count: request.count,
-            freshness,
-        };
+        let query = UserList::of(&request, filter, freshness);
         let (items, total) = self.store.list_users(tenant, &query).await?;
         Ok(Listing::from_rows(items, total, request, User::sort_key))
     }

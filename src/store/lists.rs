@@ -58,8 +58,8 @@ pub(crate) fn users<'a>(query: &'a UserList, tenant: &'a str) -> ListSql<'a> {
         table: "users",
         columns: USER_COLUMNS,
         tenant,
-        equals: query.email.iter().map(|e| ("email_key", SqlValue::Text(e.to_lowercase()))).collect(),
-        keyword: query.keyword.as_ref().map(|k| (&["name", "email"][..], k.clone())),
+        equals: query.filter.email.iter().map(|e| ("email_key", SqlValue::Text(e.to_lowercase()))).collect(),
+        keyword: query.filter.keyword.as_ref().map(|k| (&["name", "email"][..], k.clone())),
         order,
         after,
         offset,
@@ -67,7 +67,8 @@ pub(crate) fn users<'a>(query: &'a UserList, tenant: &'a str) -> ListSql<'a> {
         deferred_join: false,
         reversed: false,
         // Unfiltered, the total is kept by triggers; a filter's matches are counted.
-        counter: (query.count && query.email.is_none() && query.keyword.is_none()).then_some(Counter::Users),
+        counter: (query.count && query.filter.email.is_none() && query.filter.keyword.is_none())
+            .then_some(Counter::Users),
     }
 }
 
@@ -75,7 +76,7 @@ pub(crate) fn customers<'a>(query: &'a CustomerList, tenant: &'a str) -> ListSql
     let order: Vec<(Column, Direction)> = query.order.iter().map(|k| (customer_column(k.field), k.direction)).collect();
     let (after, offset) = start(&query.window);
     // Which counter holds the exact total, when one does (no keyword filter).
-    let counter = match (&query.keyword, &query.branch_code) {
+    let counter = match (&query.filter.keyword, &query.filter.branch_code) {
         (Some(_), _) => None,
         (None, Some(branch)) => Some(branch.as_str()),
         (None, None) => Some(ALL_BRANCHES),
@@ -84,8 +85,8 @@ pub(crate) fn customers<'a>(query: &'a CustomerList, tenant: &'a str) -> ListSql
         table: "customers",
         columns: CUSTOMER_COLUMNS,
         tenant,
-        equals: query.branch_code.iter().map(|b| ("branch_code", SqlValue::Text(b.clone()))).collect(),
-        keyword: query.keyword.as_ref().map(|k| (&["name", "email", "customer_number"][..], k.clone())),
+        equals: query.filter.branch_code.iter().map(|b| ("branch_code", SqlValue::Text(b.clone()))).collect(),
+        keyword: query.filter.keyword.as_ref().map(|k| (&["name", "email", "customer_number"][..], k.clone())),
         order,
         after,
         offset,

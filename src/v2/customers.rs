@@ -12,8 +12,8 @@ use poem_openapi::{
 use super::query::{self, ListQuery, SortParam, list_request};
 use crate::{
     core::{
-        customer::{BranchCode, CustomerSort},
-        customers::{CustomerFilter, Customers},
+        customer::{BranchCode, CustomerFilter, CustomerSort},
+        customers::Customers,
         fields::FieldError,
         paging::PageLimits,
     },
@@ -97,15 +97,8 @@ impl CustomersApi {
             return Err(ApiError::validation(errors).into());
         }
         let filter = CustomerFilter { branch_code, keyword };
-        let parts = filter.fingerprint_parts();
-        let query = ListQuery {
-            page: *page.0,
-            size: *size.0,
-            sort: query::sort_values(sort.0),
-            count: count.0,
-            cursor: cursor.0,
-        };
-        let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
+        let query = ListQuery::of(*page.0, *size.0, sort.0, count.0, cursor.0);
+        let request = list_request(query, limits, &filter.fingerprint_parts())?;
         let listing = customers.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
         Ok(CustomerPage::Ok(Json(Page::from_listing(listing, CustomerBody::from))))
     }

@@ -35,11 +35,6 @@ impl<F: SortField> Rules for SortValue<F> {
     }
 }
 
-/// The `sort` values as the parser takes them.
-pub fn sort_values<F>(values: Option<Vec<SortParam<F>>>) -> Vec<String> {
-    values.unwrap_or_default().into_iter().map(Documented::into_inner).collect()
-}
-
 pub struct ListQuery {
     pub page: Option<i64>,
     pub size: Option<i64>,
@@ -48,12 +43,27 @@ pub struct ListQuery {
     pub cursor: Option<String>,
 }
 
+impl ListQuery {
+    /// The list parameters as an operation receives them; `sort` as the parser takes it.
+    pub fn of<F>(
+        page: Option<i64>,
+        size: Option<i64>,
+        sort: Option<Vec<SortParam<F>>>,
+        count: Option<bool>,
+        cursor: Option<String>,
+    ) -> Self {
+        let sort = sort.unwrap_or_default().into_iter().map(Documented::into_inner).collect();
+        Self { page, size, sort, count, cursor }
+    }
+}
+
 /// Every error of the list parameters at once; `filters` are the values a cursor is bound to.
 pub fn list_request<F: SortField>(
     query: ListQuery,
     limits: PageLimits,
-    filters: &[&str],
+    filters: &[String],
 ) -> Result<ListRequest<F>, ApiError> {
+    let filters: Vec<&str> = filters.iter().map(String::as_str).collect();
     let mut errors = Vec::new();
     let sort = parse_sort::<F>(&query.sort).unwrap_or_else(|e| {
         errors.push(e);
@@ -70,7 +80,7 @@ pub fn list_request<F: SortField>(
         Some(cursor) => Start::After { cursor, size: page.size },
         None => Start::Page(page),
     };
-    let request = ListRequest::new(sort, start, query.count.unwrap_or(true), filters)
+    let request = ListRequest::new(sort, start, query.count.unwrap_or(true), &filters)
         .map_err(|rule| errors.push(FieldError::parameter("cursor", rule)));
     match request {
         Ok(request) if errors.is_empty() => Ok(request),

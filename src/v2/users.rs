@@ -14,8 +14,8 @@ use crate::{
         fields::FieldError,
         paging::PageLimits,
         search,
-        user::{User, UserSort},
-        users::{BodyPolicy, UserFilter, Users},
+        user::{User, UserFilter, UserSort},
+        users::{BodyPolicy, Users},
     },
     wire::{
         about::About,
@@ -84,15 +84,8 @@ impl UsersApi {
             return Err(ApiError::validation(errors).into());
         }
         let filter = UserFilter { email: email.0.into_inner().filter(|e| !e.is_empty()), keyword };
-        let parts = filter.fingerprint_parts();
-        let query = ListQuery {
-            page: *page.0,
-            size: *size.0,
-            sort: query::sort_values(sort.0),
-            count: count.0,
-            cursor: cursor.0,
-        };
-        let request = list_request(query, limits, &[&parts[0], &parts[1]])?;
+        let query = ListQuery::of(*page.0, *size.0, sort.0, count.0, cursor.0);
+        let request = list_request(query, limits, &filter.fingerprint_parts())?;
         let listing = users.list(&auth.0.tenant, request, filter, auth.0.reads).await?;
         let ids = listing.items.iter().map(|u| (u.uuid, u.id)).collect();
         Ok(About::showing(UserPage::Ok(Json(Page::from_listing(listing, UserV2::from))), ids))

@@ -4,27 +4,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{StoreResult, Writes};
+use super::{ListScan, StoreResult, Writes};
 use crate::core::{
-    customer::{Customer, CustomerSort, NewCustomer},
+    customer::{Customer, CustomerFilter, CustomerSort, NewCustomer},
     idempotency::IdempotencyRecord,
     import::ImportReport,
-    listing::{SortKey, Window},
 };
 
 /// A customers list in storage terms.
-#[derive(Debug, Clone)]
-pub struct CustomerList {
-    /// The full order, ending with `id`.
-    pub order: Vec<SortKey<CustomerSort>>,
-    pub branch_code: Option<String>,
-    /// Case-insensitive substring of name, e-mail or customer number.
-    pub keyword: Option<String>,
-    pub window: Window,
-    pub limit: u32,
-    pub count: bool,
-    pub freshness: super::Freshness,
-}
+pub type CustomerList = ListScan<CustomerSort, CustomerFilter>;
 
 /// An import about to begin: its tenant, id and time, the keyed request that asks for it, and
 /// whether its commit keeps it (`RolledBack`: it does everything but keep it).

@@ -3,6 +3,7 @@
 
 mod customers;
 mod errors;
+mod lists;
 mod ops;
 mod users;
 mod workbench;
@@ -11,11 +12,12 @@ use async_trait::async_trait;
 
 pub use customers::{CustomerList, CustomerStore, ImportStart, ImportWriter};
 pub use errors::{Constraint, StoreError};
+pub use lists::ListScan;
 pub use ops::{OpsStore, UsageRow};
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
-    Activity, AuditEntry, Brownout, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity, VersionActivity,
-    WorkbenchStore,
+    Activity, AuditEntry, Brownout, ClientRoute, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity,
+    VersionActivity, WorkbenchStore,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;

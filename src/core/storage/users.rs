@@ -4,11 +4,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{StoreResult, Writes};
+use super::{ListScan, StoreResult, Writes};
 use crate::core::{
     idempotency::IdempotencyRecord,
-    listing::{SortKey, Window},
-    user::{User, UserFields, UserRef, UserSort},
+    user::{User, UserFields, UserFilter, UserRef, UserSort},
 };
 
 /// A user about to be inserted.
@@ -32,20 +31,7 @@ pub struct UserTarget<'a> {
 }
 
 /// A users list in storage terms.
-#[derive(Debug, Clone)]
-pub struct UserList {
-    /// The full order, ending with `id`.
-    pub order: Vec<SortKey<UserSort>>,
-    /// Exact e-mail match, ignoring case.
-    pub email: Option<String>,
-    /// Case-insensitive substring of name or e-mail.
-    pub keyword: Option<String>,
-    pub window: Window,
-    /// Rows to fetch (one more than the page, to learn whether another follows).
-    pub limit: u32,
-    pub count: bool,
-    pub freshness: super::Freshness,
-}
+pub type UserList = ListScan<UserSort, UserFilter>;
 
 #[async_trait]
 pub trait UserStore: Send + Sync {
