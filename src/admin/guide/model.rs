@@ -44,6 +44,27 @@ pub struct MustChange {
     pub details: Vec<(String, u64, DateTime<Utc>)>,
 }
 
+impl GuideRoute {
+    fn to_json(&self) -> Value {
+        json!({
+            "method": self.method,
+            "route": self.route,
+            "requests": self.requests,
+            "successor": self.successor.as_ref().map(|path| json!({"method": self.method, "path": path})),
+            "mustChange": self.must_change.iter().map(|m| json!({
+                "change": m.change.id,
+                "title": m.change.title,
+                "instruction": m.change.instruction,
+                "requests": m.requests,
+                "details": details_json(&m.details),
+            })).collect::<Vec<_>>(),
+            "mustRead": self.must_read.iter().map(|c| json!({
+                "change": c.id, "title": c.title, "instruction": c.instruction,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
 impl Guide {
     /// The guide of `record`, a client's way from `from` to `to` whose changes are `changes`.
     pub fn of(record: &ClientRecord, from: u16, to: u16, state: &AppState, now: DateTime<Utc>) -> Guide {
@@ -95,28 +116,7 @@ impl Guide {
     }
 
     pub fn to_json(&self) -> Value {
-        let routes: Vec<Value> = self
-            .routes
-            .iter()
-            .map(|route| {
-                json!({
-                    "method": route.method,
-                    "route": route.route,
-                    "requests": route.requests,
-                    "successor": route.successor.as_ref().map(|path| json!({"method": route.method, "path": path})),
-                    "mustChange": route.must_change.iter().map(|m| json!({
-                        "change": m.change.id,
-                        "title": m.change.title,
-                        "instruction": m.change.instruction,
-                        "requests": m.requests,
-                        "details": details_json(&m.details),
-                    })).collect::<Vec<_>>(),
-                    "mustRead": route.must_read.iter().map(|c| json!({
-                        "change": c.id, "title": c.title, "instruction": c.instruction,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+        let routes: Vec<Value> = self.routes.iter().map(GuideRoute::to_json).collect();
         json!({
             "tenant": self.tenant,
             "subject": self.subject,
