@@ -7,22 +7,19 @@ use poem_openapi::{
     param::{Header, Path, Query},
 };
 
+use super::Answered;
 use crate::{
     changes::surface::{LocationWords, Relocated, declared},
     core::customer::CustomerSort,
     wire::{
         answers::{CustomerPage, ImportReportResponse},
         documented::{Documented, SortFieldName},
-        error::{docs::LegacyErrorDoc, failure::Failure},
         params::{BranchCodeRequired, IdempotencyKeyHeader, ImportIdParam, PageIndex, PageSize},
         security::BearerAuth,
         tags::ApiTags,
         upload::CsvUpload,
     },
 };
-
-type Fail = Failure<LegacyErrorDoc>;
-type Answered<R> = Result<R, Fail>;
 
 /// v1 answers an import with v2's answer, its `Location` in the request's URI space.
 pub struct InRequestSpace;

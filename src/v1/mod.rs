@@ -10,7 +10,13 @@ mod wire;
 use poem_openapi::OpenApiService;
 
 pub use self::changes::CHANGES;
-use crate::dispatch::Version;
+use crate::{
+    dispatch::Version,
+    wire::error::{docs::LegacyErrorDoc, failure::Failure},
+};
+
+/// What a v1 operation answers: its value, or an error in v1's documented shape.
+type Answered<R> = Result<R, Failure<LegacyErrorDoc>>;
 
 pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), ()> {
     OpenApiService::new((users::UsersApi, customers::CustomersApi), "Tandem API", "1")

@@ -6,11 +6,13 @@ use poem_openapi::{
     param::{Header, Path, Query},
 };
 
-use super::wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV1, UserList, UserMergePatchV1};
+use super::{
+    Answered,
+    wire::{ChangedUser, CreatedUser, DeletedUser, OneUser, UserInputV1, UserList, UserMergePatchV1},
+};
 use crate::{
     changes::surface::declared,
     wire::{
-        error::{docs::LegacyErrorDoc, failure::Failure},
         params::{IdempotencyKeyHeader, PageIndex, PageSize, UserIdParam},
         payload::{JsonBody, PatchBody},
         security::BearerAuth,
@@ -18,9 +20,6 @@ use crate::{
         tags::ApiTags,
     },
 };
-
-type Fail = Failure<LegacyErrorDoc>;
-type Answered<R> = Result<R, Fail>;
 
 pub struct UsersApi;
 
