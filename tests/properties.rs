@@ -10,10 +10,12 @@ use tandem::{
     auth::{dev_secret::KeySource, jwt::Verifier, tenant},
     core::{
         cursor::{Key, decode_cursor, encode_cursor},
+        fields::Rule,
         import::{CsvReader, ImportPlan, parse_csv},
         listing::{Direction, SortKey, Window, full_order},
         patch::{self, Patch},
         user::{PROTECTED_FIELDS, USER_FIELDS, UserSort},
+        users::BodyPolicy,
     },
     dispatch::{Dispatch, Resolution, sources},
     http::idempotency::is_valid_key,
@@ -54,12 +56,47 @@ fn csv_part() -> impl Strategy<Value = Vec<u8>> {
     prop::sample::select(parts.to_vec()).prop_map(<[u8]>::to_vec)
 }
 
+/// A create or replace body as a client might send it: the user's fields, internal ones and
+/// unknown ones, each absent or with a value of any kind (valid, invalid, mistyped, `null`);
+/// now and then not an object at all.
+fn user_body() -> impl Strategy<Value = Value> {
+    let names: Vec<&str> = [&USER_FIELDS[..], &PROTECTED_FIELDS[..], &["role", "Name", ""]].concat();
+    let value = prop_oneof![
+        Just(Value::Null),
+        Just(json!("Ada")),
+        Just(json!("ada@example.com")),
+        Just(json!("not an address")),
+        Just(json!("  ")),
+        Just(json!("A\u{0}da")),
+        Just(json!(36)),
+        Just(json!(12)),
+        Just(json!(u64::MAX)),
+        Just(json!(true)),
+        Just(json!([1])),
+    ];
+    let object = proptest::collection::vec((proptest::sample::select(names), value), 0..8)
+        .prop_map(|fields| Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
+    prop_oneof![8 => object, 1 => Just(json!([])), 1 => Just(json!("x"))]
+}
+
 fn now() -> DateTime<Utc> {
     DateTime::from_timestamp(1_800_000_000, 0).unwrap()
 }
 
 proptest! {
     #![proptest_config(config())]
+
+    /// Which fields a body names decides the same presence errors (unknown, internal,
+    /// required) as reading it whole: the changes between versions that decide by them see
+    /// what the newer version would refuse.
+    #[test]
+    fn presence_errors_are_the_full_reads(body in user_body(), strict in any::<bool>(), age_required in any::<bool>()) {
+        let policy = BodyPolicy { strict, age_required };
+        let read = policy.read_user(&body).err().unwrap_or_default();
+        let presence: Vec<_> =
+            read.into_iter().filter(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly | Rule::Required)).collect();
+        prop_assert_eq!(policy.presence_errors(&body), presence);
+    }
 
     /// Any string as a cursor: an answer (usually a refusal), never a panic.
     #[test]

@@ -20,7 +20,7 @@ pub struct OlderRequest<'a> {
     pub(super) body_changed: bool,
     /// The newer version's body policy, which a change may relax.
     pub policy: &'a mut BodyPolicy,
-    /// The strictest user rules' reading of `body`, once a change asked for it.
+    /// What the strictest user rules refuse in which fields `body` names, once a change asked.
     strictest: Option<Vec<FieldError>>,
     /// What in the request met the change whose migration runs now ([`OlderRequest::met_by`]).
     details: Vec<String>,
@@ -72,13 +72,12 @@ impl<'a> OlderRequest<'a> {
         self.body.as_mut()
     }
 
-    /// What the newer version's strictest rules refuse in the body read as a user (nothing
-    /// without a body): read once, however many changes ask.
-    pub fn strictest_user_errors(&mut self) -> &[FieldError] {
+    /// What the newer version's strictest rules refuse in which fields the body names, read as
+    /// a user (nothing without a body): read once, however many changes ask.
+    pub fn strictest_presence_errors(&mut self) -> &[FieldError] {
         let body = self.body.as_ref();
-        self.strictest.get_or_insert_with(|| {
-            body.and_then(|body| BodyPolicy::STRICTEST.read_user(body).err()).unwrap_or_default()
-        })
+        self.strictest
+            .get_or_insert_with(|| body.map(|body| BodyPolicy::STRICTEST.presence_errors(body)).unwrap_or_default())
     }
 
     /// The first value of a query parameter, percent-decoded.
@@ -152,7 +151,7 @@ mod tests {
         let mut request = OlderRequest::new("POST /users", Vec::new(), &mut headers, Some(body), &mut policy);
         let rules_of =
             |errors: &[FieldError]| errors.iter().map(|e| (e.location.clone(), e.rule.clone())).collect::<Vec<_>>();
-        let first = rules_of(request.strictest_user_errors());
+        let first = rules_of(request.strictest_presence_errors());
         assert_eq!(
             first,
             [(Location::Body("/age".into()), Rule::Required), (Location::Body("/role".into()), Rule::ReadOnly)]
@@ -160,10 +159,12 @@ mod tests {
         let body = request.body_mut().unwrap();
         body["age"] = json!(36);
         body.as_object_mut().unwrap().remove("role");
-        assert_eq!(request.strictest_user_errors(), &[] as &[FieldError], "read again after the rewrite");
+        assert_eq!(request.strictest_presence_errors(), &[] as &[FieldError], "read again after the rewrite");
         let (mut headers, mut policy) = (HeaderMap::new(), BodyPolicy::STRICTEST);
         assert!(
-            OlderRequest::new("GET /x", Vec::new(), &mut headers, None, &mut policy).strictest_user_errors().is_empty()
+            OlderRequest::new("GET /x", Vec::new(), &mut headers, None, &mut policy)
+                .strictest_presence_errors()
+                .is_empty()
         );
     }
 }

@@ -10,11 +10,11 @@ use crate::core::storage::{Constraint, Freshness, NewUser, Store, StoreError, Us
 use crate::core::{
     CoreError,
     error::Conflict,
-    fields::{FieldError, Location, ObjectReader},
+    fields::{FieldError, Location, ObjectReader, Rule},
     idempotency::{Created, IdempotencyRecord},
     listing::{ListRequest, Listing},
     patch::{self, Patch},
-    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort},
+    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort, field_order},
 };
 
 /// How a version reads bodies: the only version knowledge the core receives.
@@ -39,6 +39,33 @@ impl BodyPolicy {
             reader.deny_unknown(&[&USER_FIELDS[..], &PROTECTED_FIELDS[..]].concat());
         }
         UserFields::read(reader, self.age_required)
+    }
+
+    /// What [`read_user`](Self::read_user) refuses in which fields the body names, whatever
+    /// their values: unknown and internal fields, and required ones absent or `null` (in its
+    /// order; nothing for a body that is not an object). Changes between versions decide by
+    /// these, without checking every value.
+    pub fn presence_errors(self, body: &Value) -> Vec<FieldError> {
+        let Value::Object(fields) = body else { return Vec::new() };
+        // One pass over the keys, no lookups: this runs on every older version's user write.
+        let mut errors = Vec::new();
+        let mut given = [false; USER_FIELDS.len()];
+        for (key, value) in fields {
+            match USER_FIELDS.iter().position(|f| f == key) {
+                Some(i) => given[i] = !value.is_null(),
+                None if !self.strict => {}
+                None if PROTECTED_FIELDS.contains(&key.as_str()) => errors.push(FieldError::body(key, Rule::ReadOnly)),
+                None => errors.push(FieldError::body(key, Rule::UnknownField)),
+            }
+        }
+        let required = |field: &str| field != "age" || self.age_required;
+        for (field, given) in USER_FIELDS.iter().zip(given) {
+            if required(field) && !given {
+                errors.push(FieldError::body(field, Rule::Required));
+            }
+        }
+        errors.sort_by_key(|e| field_order(&e.location));
+        errors
     }
 }
 

@@ -247,7 +247,7 @@ fn ignore_unknown_fields(request: &mut OlderRequest) -> Result<bool, ApiError> {
         let fields = request.body().and_then(Value::as_object).into_iter().flat_map(|fields| fields.keys());
         fields.filter(|k| !USER_FIELDS.contains(&k.as_str())).map(|k| format!("/{k}")).collect()
     } else {
-        let errors = request.strictest_user_errors().iter();
+        let errors = request.strictest_presence_errors().iter();
         let unknown = errors.filter(|e| matches!(e.rule, Rule::UnknownField | Rule::ReadOnly));
         unknown
             .filter_map(|e| match &e.location {
@@ -269,7 +269,10 @@ fn age_optional(request: &mut OlderRequest) -> Result<bool, ApiError> {
         (request.body().and_then(|body| body.get("age")).is_some_and(Value::is_null), "/age null")
     } else {
         let age = Location::Body("/age".into());
-        (request.strictest_user_errors().iter().any(|e| e.location == age && e.rule == Rule::Required), "/age missing")
+        (
+            request.strictest_presence_errors().iter().any(|e| e.location == age && e.rule == Rule::Required),
+            "/age missing",
+        )
     };
     if met {
         request.met_by(detail);
