@@ -77,10 +77,28 @@ impl Series {
 pub struct Metrics {
     requests: Family<RequestKey, Series, Fast>,
     durations: Family<(u16, Arc<str>), Histogram, Fast>,
-    /// Keyed by client names, which clients choose: SipHash stays.
-    deprecated: Family<(u16, String), AtomicU64>,
+    /// Keyed by the client (tenant and subject, which clients choose: SipHash stays), or
+    /// `None` for the clients past the cap. Each entry's label is made once, when it is added.
+    deprecated: Family<(u16, Option<Client>), Labelled>,
     /// Requests of clients new to a version closed to them, by version.
     new_clients_refused: Family<u16, AtomicU64>,
+}
+
+type Client = (Arc<str>, Arc<str>);
+
+/// A client's count under its `client` label.
+struct Labelled {
+    label: String,
+    count: AtomicU64,
+}
+
+/// The `client` label: the tenant and a short hash of the subject. `/metrics` is public and
+/// subjects are often e-mail addresses; `/admin/usage` (admin only) names them in the clear.
+fn client_label(client: &Option<Client>) -> String {
+    use sha2::Digest;
+    let Some((tenant, subject)) = client else { return "other".to_string() };
+    let digest = sha2::Sha256::digest(subject.as_bytes());
+    format!("{tenant}/{}", crate::encoding::hex(&digest[..6]))
 }
 
 /// Finds or adds the entry for `key`: a read lock on the hot path, a write lock once per key.
@@ -121,13 +139,18 @@ impl Metrics {
         self.requests.write().expect("metrics lock").entry(key).or_insert(new).count(elapsed);
     }
 
-    /// One request served by a deprecated version, by client (tenant/subject).
-    pub fn deprecated(&self, version: u16, client: &str) {
-        let key = (version, client.to_string());
-        let known = self.deprecated.read().expect("metrics lock").contains_key(&key);
-        let full = !known && self.deprecated.read().expect("metrics lock").len() >= MAX_CLIENTS;
-        let key = if full { (version, "other".to_string()) } else { key };
-        entry(&self.deprecated, &key).fetch_add(1, Ordering::Relaxed);
+    /// One request served by a deprecated version, by client (tenant and subject).
+    pub fn deprecated(&self, version: u16, tenant: &Arc<str>, subject: &Arc<str>) {
+        let key = (version, Some((tenant.clone(), subject.clone())));
+        if let Some(found) = self.deprecated.read().expect("metrics lock").get(&key) {
+            found.count.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut clients = self.deprecated.write().expect("metrics lock");
+        let key = if clients.contains_key(&key) || clients.len() < MAX_CLIENTS { key } else { (version, None) };
+        let label = || Labelled { label: client_label(&key.1), count: AtomicU64::new(0) };
+        let found = clients.entry(key.clone()).or_insert_with(|| Arc::new(label()));
+        found.count.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A new client refused by a version closed to new clients.
@@ -188,14 +211,11 @@ impl Metrics {
         }
         out.push_str("# HELP tandem_deprecated_requests_total Requests served by a deprecated version, by client (tenant/subject).\n");
         out.push_str("# TYPE tandem_deprecated_requests_total counter\n");
-        let mut deprecated: Vec<_> = self
-            .deprecated
-            .read()
-            .expect("metrics lock")
-            .iter()
-            .map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed)))
-            .collect();
-        deprecated.sort();
+        // Two subjects whose hashes share 12 digits share a series.
+        let mut deprecated: std::collections::BTreeMap<(u16, String), u64> = Default::default();
+        for ((version, _), client) in self.deprecated.read().expect("metrics lock").iter() {
+            *deprecated.entry((*version, client.label.clone())).or_default() += client.count.load(Ordering::Relaxed);
+        }
         for ((version, client), n) in deprecated {
             let _ = writeln!(
                 out,
@@ -230,6 +250,8 @@ fn escape(value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use sha2::Digest;
+
     use super::*;
 
     #[test]
@@ -239,7 +261,10 @@ mod tests {
         let get = |dry_run| Observed { version: 2, route: &route, method: "GET", status: 200, dry_run };
         metrics.observe(get(false), Duration::from_micros(700));
         metrics.observe(get(false), Duration::from_millis(30));
-        metrics.deprecated(1, "acme/ci-bot");
+        let client = |tenant: &str, subject: &str| (Arc::from(tenant), Arc::from(subject));
+        let (acme, bot) = client("acme", "ci-bot");
+        metrics.deprecated(1, &acme, &bot);
+        let bot_label = format!("acme/{}", crate::encoding::hex(&sha2::Sha256::digest(b"ci-bot")[..6]));
         let text = metrics.render(&[("tandem_db_pool_connections", "gauge", "Open connections.", 3.0)]);
         assert!(
             text.contains(
@@ -254,7 +279,8 @@ mod tests {
             "tandem_http_request_duration_seconds_bucket{version=\"2\",route=\"/users/{id}\",le=\"0.05\"} 2"
         ));
         assert!(text.contains("tandem_http_request_duration_seconds_count{version=\"2\",route=\"/users/{id}\"} 2"));
-        assert!(text.contains("tandem_deprecated_requests_total{version=\"1\",client=\"acme/ci-bot\"} 1"));
+        assert!(text.contains(&format!("tandem_deprecated_requests_total{{version=\"1\",client=\"{bot_label}\"}} 1")));
+        assert!(!text.contains("ci-bot"), "no subject in the clear: {text}");
         assert!(text.contains("tandem_db_pool_connections 3"));
         metrics.observe(get(true), Duration::from_millis(1));
         let series = "tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"";
@@ -262,8 +288,12 @@ mod tests {
         assert!(text.contains(&format!("{series},dry_run=\"true\"}} 1")), "{text}");
         assert!(text.contains(&format!("{series}}} 2")), "a dry run is counted apart: {text}");
         for i in 0..MAX_CLIENTS + 5 {
-            metrics.deprecated(1, &format!("t/{i}"));
+            let (tenant, subject) = client("t", &i.to_string());
+            metrics.deprecated(1, &tenant, &subject);
         }
-        assert!(metrics.render(&[]).contains("client=\"other\"} 6"), "1 known + 999 new fill the cap; 6 fold");
+        metrics.deprecated(1, &acme, &bot);
+        let text = metrics.render(&[]);
+        assert!(text.contains("client=\"other\"} 6"), "1 known + 999 new fill the cap; 6 fold: {text}");
+        assert!(text.contains(&format!("client=\"{bot_label}\"}} 2")), "a known client still counts past the cap");
     }
 }

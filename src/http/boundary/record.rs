@@ -63,7 +63,7 @@ pub fn record(
             state.usage.record(version, tenant, subject, route, now);
         }
         if deprecated {
-            state.metrics.deprecated(version, &metric_client(tenant, subject));
+            state.metrics.deprecated(version, tenant, subject);
         }
     }
     // A version a newer one follows: its clients' operations, and the changes each request met.
@@ -76,12 +76,4 @@ pub fn record(
         exposures: &learned.exposures.0,
         at: now,
     });
-}
-
-/// The `client` label: the tenant and a short hash of the subject. `/metrics` is public and
-/// subjects are often e-mail addresses; `/admin/usage` (admin only) names them in the clear.
-fn metric_client(tenant: &str, subject: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(subject.as_bytes());
-    format!("{tenant}/{}", crate::encoding::hex(&digest[..6]))
 }
