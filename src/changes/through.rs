@@ -176,7 +176,8 @@ impl Through {
         let ids = response.extensions_mut().remove::<IntegerIds>().unwrap_or_default();
         let status = response.status();
         // The older version's links: the path the client called, in its URI space.
-        let links = format!("{}{path}", info.base_path());
+        let mut links = info.base_path();
+        links.push_str(path);
         let mut answer = NewerAnswer {
             operation,
             status,
@@ -204,7 +205,9 @@ impl Through {
             Some((from, to)) => fill(from, to, rest),
             None => rest.to_string(),
         };
-        if let Ok(value) = HeaderValue::from_str(&format!("{}{older}", info.base_path())) {
+        let mut relocated = info.base_path();
+        relocated.push_str(&older);
+        if let Ok(value) = HeaderValue::from_str(&relocated) {
             response.headers_mut().insert(header::LOCATION, value);
         }
     }

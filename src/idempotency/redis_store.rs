@@ -42,7 +42,7 @@ end
 return 0";
 
 fn key(scope: &Scope) -> String {
-    format!("tandem:idem:{}", scope.as_str())
+    ["tandem:idem:", scope.as_str()].concat()
 }
 
 fn unavailable(err: impl std::fmt::Display) -> Unavailable {
@@ -125,7 +125,7 @@ impl IdempotencyStore for RedisStore {
         // The marker can expire between a failed SET and the GET: then try once more.
         for _ in 0..3 {
             let held = Held::new(scope, fingerprint);
-            let marker = format!("I|{}|{}", held.token, fingerprint.0);
+            let marker = ["I|", &held.token, "|", &fingerprint.0].concat();
             let options = redis::SetOptions::default()
                 .conditional_set(redis::ExistenceCheck::NX)
                 .with_expiration(redis::SetExpiry::PX(lease.as_millis() as u64));
@@ -149,7 +149,8 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn complete(&self, held: &Held, response: &StoredResponse) -> Result<(), Unavailable> {
-        let value = format!("D|{}|{}", held.fingerprint.0, serde_json::to_string(response).map_err(unavailable)?);
+        let mut value = ["D|", &held.fingerprint.0, "|"].concat().into_bytes();
+        serde_json::to_writer(&mut value, response).map_err(unavailable)?;
         let mut connection = self.connection().await?;
         let mut invocation = self.complete.key(key(&held.scope));
         invocation.arg(&held.token).arg(value).arg(RESULT_TTL.as_millis() as u64);

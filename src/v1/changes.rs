@@ -321,7 +321,7 @@ fn integer_ids(answer: &mut NewerAnswer) {
     let location = answer.headers.get(header::LOCATION).and_then(|l| l.to_str().ok()).map(str::to_string);
     if let Some((collection, last)) = location.as_deref().and_then(|l| l.rsplit_once('/'))
         && let Some(id) = ids.of(last)
-        && let Ok(value) = format!("{collection}/{id}").parse()
+        && let Ok(value) = [collection, "/", itoa::Buffer::new().format(id)].concat().parse()
     {
         answer.headers.insert(header::LOCATION, value);
     }
