@@ -24,6 +24,11 @@ fn hex_is_two_lower_case_digits_per_byte() {
     assert_eq!(hex(&[]), "");
 }
 
+/// A time as every answer shows it: RFC 3339 in UTC, whole seconds, `Z`.
+pub fn rfc3339_seconds(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// Unpadded base64url (RFC 4648 §5): cursors, stored response bodies.
 pub mod base64url {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

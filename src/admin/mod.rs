@@ -10,7 +10,7 @@ pub mod workbench;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use poem::{
     handler,
     web::{Data, Html, Json, Query},
@@ -18,6 +18,7 @@ use poem::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::encoding::rfc3339_seconds as stamp;
 use crate::{
     auth::Caller,
     core::{
@@ -59,11 +60,6 @@ struct ClientUsage {
     first_seen: String,
     last_seen: String,
     routes: Vec<RouteUsage>,
-}
-
-/// A time as the operators' and clients' JSON shows it: RFC 3339, whole seconds, `Z`.
-fn stamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// `GET /admin/usage?version=1&since=<RFC 3339>`: per client and route, requests and first and

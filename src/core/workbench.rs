@@ -13,6 +13,7 @@ use crate::core::{
     fields::{FieldError, Rule},
     storage::{Activity, AuditEntry, Brownout, ExposureActivity, MAX_DETAILS, Pin, Store},
 };
+use crate::encoding::rfc3339_seconds as stamp;
 
 /// How long a client must have sent only rehearsals to the retiring version to be done.
 pub const QUIET_FOR_DONE: Duration = Duration::days(7);
@@ -119,10 +120,6 @@ pub struct Workbench {
 fn instant(raw: Option<&str>, field: &str) -> Result<DateTime<Utc>, FieldError> {
     let raw = raw.ok_or_else(|| FieldError::body(field, Rule::Required))?;
     DateTime::parse_from_rfc3339(raw).map(|t| t.with_timezone(&Utc)).map_err(|_| FieldError::body(field, Rule::Invalid))
-}
-
-fn stamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// A pin as the audit trail and `GET` show it.

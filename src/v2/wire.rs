@@ -1,10 +1,10 @@
 //! v2's wire shapes.
 
-use chrono::{DateTime, SecondsFormat, Utc};
 use poem_openapi::{ApiResponse, Object, types::Example};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::encoding::rfc3339_seconds as timestamp;
 use crate::{
     core::user::User,
     wire::{
@@ -31,10 +31,6 @@ pub struct UserV2 {
     pub updated_at: Timestamp,
     /// Increases with every change; the ETag is this number in quotes.
     pub version: Documented<i64, ReadOnly>,
-}
-
-fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 impl From<User> for UserV2 {
