@@ -15,6 +15,8 @@ pub const AGE_MAX: i64 = i32::MAX as i64;
 
 /// The fields a client may set on a user: the create, replace and patch body.
 pub const USER_FIELDS: [&str; 3] = ["name", "email", "age"];
+/// The fields a create or replace body must give; `age` too, where the version says so.
+pub const REQUIRED_FIELDS: [&str; 2] = ["name", "email"];
 /// Fields a client may never write, though it may see some of them.
 pub const PROTECTED_FIELDS: [&str; 8] =
     ["id", "uuid", "tenant", "role", "password", "createdAt", "updatedAt", "version"];
@@ -42,7 +44,10 @@ impl Name {
 
 /// An e-mail address; uniqueness compares [`Email::key`], which ignores case.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Email(String);
+pub struct Email {
+    address: String,
+    key: String,
+}
 
 impl Email {
     pub fn parse(raw: &str) -> Result<Self, Rule> {
@@ -52,17 +57,17 @@ impl Email {
         } else if !has_email_shape(trimmed) || !email_address::EmailAddress::is_valid(trimmed) {
             Err(Rule::Email)
         } else {
-            Ok(Self(trimmed.to_string()))
+            Ok(Self { address: trimmed.to_string(), key: trimmed.to_lowercase() })
         }
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.address
     }
 
     /// The form the database's uniqueness constraint compares.
-    pub fn key(&self) -> String {
-        self.0.to_lowercase()
+    pub fn key(&self) -> &str {
+        &self.key
     }
 }
 

@@ -3,6 +3,8 @@
 //! Each adapter implements [`NamedRow`] and [`RowStore`] in its `rows.rs`; the SQL and the row
 //! mappings are written once, beside the port they serve (`store/workbench.rs`).
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
@@ -49,17 +51,18 @@ pub(crate) fn maybe_version(value: Option<u16>) -> Value<'static> {
 
 /// SQL with `$n` placeholders (both backends read them) and its values, in order.
 pub(crate) struct Statement<'a> {
-    pub sql: String,
+    /// Built for the call, or written once (`'static`) and not copied.
+    pub sql: Cow<'a, str>,
     pub values: Vec<Value<'a>>,
 }
 
 impl<'a> Statement<'a> {
-    pub fn new(sql: impl Into<String>, values: impl Into<Vec<Value<'a>>>) -> Self {
+    pub fn new(sql: impl Into<Cow<'a, str>>, values: impl Into<Vec<Value<'a>>>) -> Self {
         Self { sql: sql.into(), values: values.into() }
     }
 
     /// A statement that binds nothing.
-    pub fn plain(sql: impl Into<String>) -> Self {
+    pub fn plain(sql: impl Into<Cow<'a, str>>) -> Self {
         Self { sql: sql.into(), values: Vec::new() }
     }
 }
