@@ -14,7 +14,7 @@ use crate::core::{
     idempotency::{Created, IdempotencyRecord},
     listing::{ListRequest, Listing},
     patch::{self, Patch},
-    user::{PROTECTED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort, field_order},
+    user::{PROTECTED_FIELDS, REQUIRED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort, field_order},
 };
 
 /// How a version reads bodies: the only version knowledge the core receives.
@@ -58,7 +58,7 @@ impl BodyPolicy {
                 None => errors.push(FieldError::body(key, Rule::UnknownField)),
             }
         }
-        let required = |field: &str| field != "age" || self.age_required;
+        let required = |field: &str| REQUIRED_FIELDS.contains(&field) || (field == "age" && self.age_required);
         for (field, given) in USER_FIELDS.iter().zip(given) {
             if required(field) && !given {
                 errors.push(FieldError::body(field, Rule::Required));

@@ -2,11 +2,14 @@
 //! driver (sqlx's PostgreSQL and SQLite rows, tokio-postgres's pipelined ones), each of which
 //! reads its cells as its backend keeps them ([`NamedRow`]).
 
-use super::rows::{NamedRow, must_text, must_time};
+use std::sync::LazyLock;
+
+use super::rows::{NamedRow, Statement, Value, insert, must_text, must_time, text, time};
 use crate::core::{
     customer::Customer,
     import::{ImportReport, ImportStatus},
-    user::User,
+    storage::NewUser,
+    user::{User, UserFields},
 };
 
 /// The columns of a user, the one list every statement that reads a user selects (a macro, so
@@ -15,6 +18,40 @@ macro_rules! user_columns {
     () => {
         "id, uuid, name, email, age, created_at, updated_at, version"
     };
+}
+
+/// The columns of a user's fields, what a body writes: every insert and the update write them,
+/// with [`field_values`].
+pub(crate) const USER_FIELD_COLUMNS: &str = "name, email, email_key, age";
+
+/// The columns a new user is written with, with [`new_user_values`]: its identity, its fields,
+/// its times, and the Idempotency-Key that asked for it.
+pub(crate) static NEW_USER_COLUMNS: LazyLock<String> = LazyLock::new(|| {
+    format!("uuid, tenant, {USER_FIELD_COLUMNS}, created_at, updated_at, idempotency_scope, idempotency_fingerprint")
+});
+
+/// `fields`' values, in `USER_FIELD_COLUMNS`' order.
+pub(crate) fn field_values(fields: &UserFields) -> [Value<'_>; 4] {
+    let age = fields.age.map(|a| a.get());
+    [text(fields.name.as_str()), text(fields.email.as_str()), text(fields.email.key()), Value::Integer(age)]
+}
+
+/// A new user's values, in `NEW_USER_COLUMNS`' order.
+pub(crate) fn new_user_values<'a>(tenant: &'a str, user: &'a NewUser) -> Vec<Value<'a>> {
+    let key = user.idempotency.as_ref();
+    let (scope, fingerprint) = (key.map(|k| k.scope.as_str()), key.map(|k| k.fingerprint.as_str()));
+    let identity = [Value::Id(user.uuid), text(tenant)];
+    let after = [time(user.now), time(user.now), Value::Text(scope), Value::Text(fingerprint)];
+    [&identity[..], &field_values(&user.fields), &after].concat()
+}
+
+/// The insert of one new user, answering its row (`user_columns!()`).
+pub(crate) static INSERT_USER: LazyLock<String> =
+    LazyLock::new(|| format!("{} RETURNING {}", insert("users", &NEW_USER_COLUMNS), user_columns!()));
+
+/// One new user's insert ([`INSERT_USER`]).
+pub(crate) fn insert_user<'a>(tenant: &'a str, user: &'a NewUser) -> Statement<'a> {
+    Statement::new(INSERT_USER.as_str(), new_user_values(tenant, user))
 }
 
 /// The columns of an import report.

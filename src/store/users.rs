@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    entities::user_from,
+    entities::{USER_FIELD_COLUMNS, field_values, user_from},
     rows::{RowStore, Statement, Value, must_text, read, text, time},
 };
 use crate::core::{
@@ -93,23 +93,18 @@ async fn update_user<S: RowStore>(
     fields: &UserFields,
     now: DateTime<Utc>,
 ) -> StoreResult<Option<User>> {
+    let fields = field_values(fields);
+    let placeholders: Vec<String> = (3..3 + fields.len()).map(|n| format!("${n}")).collect();
+    let (at, expected) = (3 + fields.len(), 4 + fields.len());
     let sql = format!(
-        "UPDATE users SET name = $3, email = $4, email_key = $5, age = $6, updated_at = $7, version = version + 1{} \
-         RETURNING {}",
-        target_sql(target.id, 8),
+        "UPDATE users SET ({USER_FIELD_COLUMNS}) = ({}), updated_at = ${at}, version = version + 1{} RETURNING {}",
+        placeholders.join(", "),
+        target_sql(target.id, expected),
         user_columns!()
     );
-    let key = fields.email.key();
-    let values = [
-        text(target.tenant),
-        target_id(target.id),
-        text(fields.name.as_str()),
-        text(fields.email.as_str()),
-        text(&key),
-        Value::Integer(fields.age.map(|a| a.get())),
-        time(now),
-        Value::BigInt(target.expected_version),
-    ];
+    let mut values = vec![text(target.tenant), target_id(target.id)];
+    values.extend(fields);
+    values.extend([time(now), Value::BigInt(target.expected_version)]);
     let rows = store.write_one(&Statement::new(sql, values), target.writes).await?;
     rows.first().map(user_from).transpose().map_err(super::errors::from_sqlx)
 }

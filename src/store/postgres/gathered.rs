@@ -14,12 +14,12 @@
 //! never written, and a sealed one is waited for, which the database's own statement limit
 //! bounds.
 
-use crate::store::entities::user_from;
+use crate::store::entities::{self, user_from};
 use crate::store::traced::traced;
 use crate::telemetry::traces::{self, Db};
 use std::{
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicU8, AtomicU64, Ordering},
     },
     time::Duration,
@@ -29,7 +29,7 @@ use futures_util::future::join_all;
 use sqlx::{PgConnection, postgres::PgRow};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-use super::{classify, held::Held, on_held};
+use super::{classify, held::Held, on_held, rows, unnest::Columns};
 use crate::core::{
     storage::{InsertStats, NewUser, StoreError, StoreResult},
     user::User,
@@ -39,22 +39,6 @@ use crate::core::{
 const WRITERS: usize = 4;
 /// Rows in one statement at most.
 const MAX_ROWS: usize = 64;
-
-const INSERT_ONE: &str = concat!(
-    "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
-    "idempotency_scope, idempotency_fingerprint) ",
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING ",
-    user_columns!()
-);
-
-const INSERT_MANY: &str = concat!(
-    "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
-    "idempotency_scope, idempotency_fingerprint) ",
-    "SELECT u, t, n, e, k, a, c, c, s, f FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], ",
-    "$5::text[], $6::int[], $7::timestamptz[], $8::text[], $9::text[]) AS rows (u, t, n, e, k, a, c, s, f) ",
-    "RETURNING ",
-    user_columns!()
-);
 
 pub struct Gathered {
     queue: mpsc::Sender<Pending>,
@@ -152,8 +136,8 @@ impl Gathered {
     /// Writes `user`, or answers `Unavailable` after `limit` only when it will never be written.
     pub async fn insert(&self, tenant: &str, user: &NewUser, limit: Duration) -> StoreResult<User> {
         // A writer runs the statement, for many requests at once: each request's span covers its
-        // row's wait and write, named by the statement that writes many.
-        traces::statement(Db::Postgres, INSERT_MANY, self.gather(tenant, user, limit)).await
+        // row's wait and write, named by the insert of one user (many go in one `UNNEST`).
+        traces::statement(Db::Postgres, &entities::INSERT_USER, self.gather(tenant, user, limit)).await
     }
 
     async fn gather(&self, tenant: &str, user: &NewUser, limit: Duration) -> StoreResult<User> {
@@ -282,32 +266,14 @@ fn answer_from(rows: Vec<PgRow>, batch: Vec<Pending>) {
 
 /// One user, on its own: a lone row, or a dry run's (never gathered into a real commit).
 pub(super) async fn insert_one(c: &mut PgConnection, tenant: &str, user: &NewUser) -> Result<PgRow, sqlx::Error> {
-    sqlx::query(INSERT_ONE)
-        .bind(user.uuid)
-        .bind(tenant)
-        .bind(user.fields.name.as_str())
-        .bind(user.fields.email.as_str())
-        .bind(user.fields.email.key())
-        .bind(user.fields.age.map(|a| a.get()))
-        .bind(user.now)
-        .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
-        .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-        .fetch_one(traced(c))
-        .await
+    rows::bind(&entities::insert_user(tenant, user)).fetch_one(traced(c)).await
 }
 
 async fn insert_many(c: &mut PgConnection, batch: &[Pending]) -> Result<Vec<PgRow>, sqlx::Error> {
-    let column = |f: fn(&Pending) -> Option<&str>| batch.iter().map(f).collect::<Vec<_>>();
-    sqlx::query(INSERT_MANY)
-        .bind(batch.iter().map(|p| p.user.uuid).collect::<Vec<_>>())
-        .bind(column(|p| Some(&p.tenant)))
-        .bind(column(|p| Some(p.user.fields.name.as_str())))
-        .bind(column(|p| Some(p.user.fields.email.as_str())))
-        .bind(batch.iter().map(|p| p.user.fields.email.key()).collect::<Vec<_>>())
-        .bind(batch.iter().map(|p| p.user.fields.age.map(|a| a.get())).collect::<Vec<_>>())
-        .bind(batch.iter().map(|p| p.user.now).collect::<Vec<_>>())
-        .bind(column(|p| p.user.idempotency.as_ref().map(|i| i.scope.as_str())))
-        .bind(column(|p| p.user.idempotency.as_ref().map(|i| i.fingerprint.as_str())))
-        .fetch_all(traced(c))
-        .await
+    static INSERT_MANY: OnceLock<String> = OnceLock::new();
+    let rows: Vec<_> = batch.iter().map(|p| entities::new_user_values(&p.tenant, &p.user)).collect();
+    let columns = Columns::of(&rows)?;
+    let returning = concat!(" RETURNING ", user_columns!());
+    let sql = INSERT_MANY.get_or_init(|| columns.insert_sql("users", &entities::NEW_USER_COLUMNS, returning));
+    columns.bind(sql).fetch_all(traced(c)).await
 }

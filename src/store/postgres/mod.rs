@@ -47,6 +47,7 @@ mod lists;
 mod pipelined;
 pub(super) mod replica;
 mod rows;
+mod unnest;
 pub(super) mod url;
 mod users;
 

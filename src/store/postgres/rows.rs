@@ -20,7 +20,7 @@ use crate::{
 
 type Query<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
-fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
+pub(super) fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
     statement.values.iter().fold(sqlx::query(&statement.sql), |query, value| match *value {
         Value::Integer(n) => query.bind(n),
         Value::BigInt(n) => query.bind(n),

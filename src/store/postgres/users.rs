@@ -1,10 +1,10 @@
 //! PostgreSQL: users.
 
-use crate::store::entities::user_from;
+use crate::store::entities::{NEW_USER_COLUMNS, new_user_values, user_from};
 use crate::store::traced::traced;
 use async_trait::async_trait;
 
-use super::{PgStore, classify, gathered, lift_limit, lists::Decode, restore_limit};
+use super::{PgStore, classify, gathered, lift_limit, lists::Decode, restore_limit, unnest::Columns};
 use crate::{
     core::{
         storage::{NewUser, StoreResult, UserList, Writes},
@@ -50,24 +50,13 @@ impl UserBackend for PgStore {
     }
 
     async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {
-        let column = |f: fn(&NewUser) -> String| users.iter().map(f).collect::<Vec<_>>();
+        let rows: Vec<_> = users.iter().map(|u| new_user_values(tenant, u)).collect();
+        let columns = Columns::of(&rows).map_err(classify)?;
+        let sql = columns.insert_sql("users", &NEW_USER_COLUMNS, "");
         timed(with_import_budget(self.timeout), async {
             self.with_conn(async |c| {
                 lift_limit(c, self.timeout).await?;
-                let done = sqlx::query(
-                    "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) \
-                     SELECT $1, u, n, e, k, a, t, t FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], \
-                     $7::timestamptz[]) AS rows (u, n, e, k, a, t)",
-                )
-                .bind(tenant)
-                .bind(users.iter().map(|u| u.uuid).collect::<Vec<_>>())
-                .bind(column(|u| u.fields.name.as_str().to_string()))
-                .bind(column(|u| u.fields.email.as_str().to_string()))
-                .bind(column(|u| u.fields.email.key()))
-                .bind(users.iter().map(|u| u.fields.age.map(|a| a.get())).collect::<Vec<_>>())
-                .bind(users.iter().map(|u| u.now).collect::<Vec<_>>())
-                .execute(traced(&mut *c))
-                .await;
+                let done = columns.bind(&sql).execute(traced(&mut *c)).await;
                 restore_limit(c).await?;
                 done
             })

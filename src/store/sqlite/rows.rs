@@ -19,7 +19,7 @@ use crate::{
 
 type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
-fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
+pub(super) fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
     statement.values.iter().fold(sqlx::query(&statement.sql), |query, value| match *value {
         Value::Integer(n) => query.bind(n.map(i64::from)),
         Value::BigInt(n) => query.bind(n),

@@ -1,17 +1,24 @@
 //! SQLite: users.
 
-use crate::store::entities::user_from;
+use crate::store::entities::{self, user_from};
 use crate::store::traced::traced;
 use async_trait::async_trait;
 use sqlx::Row;
 
-use super::{Query, SqliteStore, bind_all, classify, read_total};
+use super::{Query, SqliteStore, bind_all, classify, read_total, rows};
 use crate::{
     core::{
         storage::{NewUser, StoreResult, UserList, Writes},
         user::{User, UserRef},
     },
-    store::{lists, query::Dialect, timed, users::UserBackend, with_import_budget},
+    store::{
+        lists,
+        query::Dialect,
+        rows::{Statement, Value},
+        timed,
+        users::UserBackend,
+        with_import_budget,
+    },
 };
 
 /// A statement about one user of a tenant (`?1`), found by integer id or UUID (`?2`).
@@ -34,29 +41,9 @@ fn bind_ref(query: Query<'_>, id: UserRef) -> Query<'_> {
 #[async_trait]
 impl UserBackend for SqliteStore {
     async fn insert_user(&self, tenant: &str, user: &NewUser, writes: Writes) -> StoreResult<User> {
-        let sql = concat!(
-            "INSERT INTO users (uuid, tenant, name, email, email_key, age, created_at, updated_at, ",
-            "idempotency_scope, idempotency_fingerprint) ",
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9) RETURNING ",
-            user_columns!()
-        );
+        let insert = entities::insert_user(tenant, user);
         timed(self.timeout, async {
-            let row = self
-                .writing(writes, async |c| {
-                    sqlx::query(sql)
-                        .bind(user.uuid.to_string())
-                        .bind(tenant)
-                        .bind(user.fields.name.as_str())
-                        .bind(user.fields.email.as_str())
-                        .bind(user.fields.email.key())
-                        .bind(user.fields.age.map(|a| a.get()))
-                        .bind(user.now.timestamp())
-                        .bind(user.idempotency.as_ref().map(|i| i.scope.as_str()))
-                        .bind(user.idempotency.as_ref().map(|i| i.fingerprint.as_str()))
-                        .fetch_one(traced(c))
-                        .await
-                })
-                .await?;
+            let row = self.writing(writes, async |c| rows::bind(&insert).fetch_one(traced(c)).await).await?;
             user_from(&row).map_err(classify)
         })
         .await
@@ -65,21 +52,11 @@ impl UserBackend for SqliteStore {
     async fn insert_users_bulk(&self, tenant: &str, users: &[NewUser]) -> StoreResult<()> {
         timed(with_import_budget(self.timeout), async {
             let mut tx = self.pool.begin().await.map_err(classify)?;
+            // Within SQLite's 32,766 values a statement.
             for chunk in users.chunks(1000) {
-                let mut insert: sqlx::QueryBuilder<sqlx::Sqlite> = sqlx::QueryBuilder::new(
-                    "INSERT INTO users (tenant, uuid, name, email, email_key, age, created_at, updated_at) ",
-                );
-                insert.push_values(chunk, |mut row, u| {
-                    row.push_bind(tenant)
-                        .push_bind(u.uuid.to_string())
-                        .push_bind(u.fields.name.as_str())
-                        .push_bind(u.fields.email.as_str())
-                        .push_bind(u.fields.email.key())
-                        .push_bind(u.fields.age.map(|a| a.get()))
-                        .push_bind(u.now.timestamp())
-                        .push_bind(u.now.timestamp());
-                });
-                insert.build().execute(traced(&mut *tx)).await.map_err(classify)?;
+                let values = chunk.iter().map(|u| entities::new_user_values(tenant, u));
+                let insert = insert_rows("users", &entities::NEW_USER_COLUMNS, values);
+                rows::bind(&insert).execute(traced(&mut *tx)).await.map_err(classify)?;
             }
             tx.commit().await.map_err(classify)
         })
@@ -114,4 +91,16 @@ impl UserBackend for SqliteStore {
         })
         .await
     }
+}
+
+/// Rows of `columns`' values into `table` in one statement: `VALUES ($1, …), ($n, …)`.
+fn insert_rows<'a>(table: &str, columns: &str, rows: impl Iterator<Item = Vec<Value<'a>>>) -> Statement<'a> {
+    let (mut values, mut tuples) = (Vec::new(), Vec::new());
+    for row in rows {
+        let first = values.len() + 1;
+        tuples
+            .push(format!("({})", (first..first + row.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")));
+        values.extend(row);
+    }
+    Statement::new(format!("INSERT INTO {table} ({columns}) VALUES {}", tuples.join(", ")), values)
 }
