@@ -14,7 +14,9 @@ use crate::core::{
     idempotency::{Created, IdempotencyRecord},
     listing::{ListRequest, Listing},
     patch::{self, Patch},
-    user::{PROTECTED_FIELDS, REQUIRED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort, field_order},
+    user::{
+        PROTECTED_FIELDS, REQUIRED_FIELDS, USER_FIELDS, User, UserFields, UserFilter, UserRef, UserSort, field_order,
+    },
 };
 
 /// How a version reads bodies: the only version knowledge the core receives.
