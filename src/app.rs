@@ -224,8 +224,7 @@ impl Application {
             timeouts,
             self.state.connections.clone(),
         );
-        let acceptor = http::linger::LingeringAcceptor(guarded);
-        let served = Server::new_with_acceptor(acceptor)
+        let served = Server::new_with_acceptor(guarded)
             .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
             .await;
         background.abort();

@@ -29,6 +29,8 @@ use tokio::{
     time::{Instant, Sleep},
 };
 
+use super::linger::Linger;
+
 /// What the guard counts, for `/metrics`.
 #[derive(Debug, Default)]
 pub struct Connections {
@@ -117,6 +119,8 @@ pub struct GuardedIo<T> {
     polled: bool,
     /// The last bytes of headers read so far, to find `\r\n\r\n` across reads.
     tail: [u8; 3],
+    /// The close, which lingers to read what the client still sends ([`Linger`]).
+    linger: Linger,
     _slot: Slot,
 }
 
@@ -128,7 +132,8 @@ impl<T> GuardedIo<T> {
     fn new(io: T, timeouts: Timeouts, slot: Slot) -> Self {
         let deadline = Instant::now() + timeouts.idle;
         let timer = Box::pin(tokio::time::sleep_until(deadline));
-        Self { io, timeouts, phase: Phase::Idle, deadline, timer, polled: false, tail: [0; 3], _slot: slot }
+        let linger = Linger::default();
+        Self { io, timeouts, phase: Phase::Idle, deadline, timer, polled: false, tail: [0; 3], linger, _slot: slot }
     }
 
     /// Follows the bytes just read. A request whose headers end in its first read is at once
@@ -252,7 +257,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
     }
 }
 
-impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
+impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.answering(cx, buf);
         Pin::new(&mut self.io).poll_write(cx, buf)
@@ -275,8 +280,18 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
         self.io.is_write_vectored()
     }
 
+    /// Shuts the connection down, then lingers: what the client still sends is read as any
+    /// read is (the guard's deadlines hold), and discarded.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        let this = &mut *self;
+        if !this.linger.began() {
+            std::task::ready!(Pin::new(&mut this.io).poll_shutdown(cx))?;
+            this.linger.begin();
+        }
+        let mut linger = std::mem::take(&mut this.linger);
+        let drained = linger.poll_drain(cx, |cx, buf| Pin::new(&mut *this).poll_read(cx, buf));
+        this.linger = linger;
+        drained
     }
 }
 
