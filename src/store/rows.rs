@@ -92,8 +92,12 @@ pub(crate) trait NamedRow {
 
 /// `INSERT INTO table (columns) VALUES ($1, …)` for as many values as `columns` names.
 pub(crate) fn insert(table: &str, columns: &str) -> String {
-    let values: Vec<String> = (1..=columns.split(',').count()).map(|n| format!("${n}")).collect();
-    format!("INSERT INTO {table} ({columns}) VALUES ({})", values.join(", "))
+    format!("INSERT INTO {table} ({columns}) VALUES ({})", placeholders(1, columns.split(',').count()))
+}
+
+/// `$first, …` for `count` values in a row.
+pub(crate) fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
 }
 
 /// The cells both sqlx backends decode alike (text, `BIGINT`, booleans), for their

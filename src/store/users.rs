@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     entities::{USER_FIELD_COLUMNS, field_values, user_from},
-    rows::{RowStore, Statement, Value, must_text, read, text, time},
+    rows::{RowStore, Statement, Value, must_text, placeholders, read, text, time},
 };
 use crate::core::{
     storage::{NewUser, StoreResult, UserList, UserStore, UserTarget, Writes},
@@ -94,11 +94,10 @@ async fn update_user<S: RowStore>(
     now: DateTime<Utc>,
 ) -> StoreResult<Option<User>> {
     let fields = field_values(fields);
-    let placeholders: Vec<String> = (3..3 + fields.len()).map(|n| format!("${n}")).collect();
     let (at, expected) = (3 + fields.len(), 4 + fields.len());
     let sql = format!(
         "UPDATE users SET ({USER_FIELD_COLUMNS}) = ({}), updated_at = ${at}, version = version + 1{} RETURNING {}",
-        placeholders.join(", "),
+        placeholders(3, fields.len()),
         target_sql(target.id, expected),
         user_columns!()
     );

@@ -14,7 +14,7 @@ use crate::{
     store::{
         lists,
         query::Dialect,
-        rows::{Statement, Value},
+        rows::{Statement, Value, placeholders},
         timed,
         users::UserBackend,
         with_import_budget,
@@ -97,9 +97,7 @@ impl UserBackend for SqliteStore {
 fn insert_rows<'a>(table: &str, columns: &str, rows: impl Iterator<Item = Vec<Value<'a>>>) -> Statement<'a> {
     let (mut values, mut tuples) = (Vec::new(), Vec::new());
     for row in rows {
-        let first = values.len() + 1;
-        tuples
-            .push(format!("({})", (first..first + row.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")));
+        tuples.push(format!("({})", placeholders(values.len() + 1, row.len())));
         values.extend(row);
     }
     Statement::new(format!("INSERT INTO {table} ({columns}) VALUES {}", tuples.join(", ")), values)
