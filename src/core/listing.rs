@@ -115,7 +115,7 @@ pub struct ListRequest<F> {
 impl<F: SortField> ListRequest<F> {
     /// A list request from typed parts; `filters` are the filter values a cursor is bound to.
     /// The one way it fails is a cursor that is not this query's (the rule to report).
-    pub fn new(sort: Vec<SortKey<F>>, start: Start<'_>, count: bool, filters: &[&str]) -> Result<Self, Rule> {
+    pub fn new(sort: Vec<SortKey<F>>, start: Start<'_>, count: bool, filters: &[String]) -> Result<Self, Rule> {
         let query = Self::fingerprint(&sort, filters);
         let (window, count) = match start {
             Start::Page(page) => (Window::Offset(page), count),
@@ -126,15 +126,15 @@ impl<F: SortField> ListRequest<F> {
     }
 
     /// An offset page with its total: it has no cursor, so nothing to refuse.
-    pub fn page(sort: Vec<SortKey<F>>, page: PageRequest, filters: &[&str]) -> Self {
+    pub fn page(sort: Vec<SortKey<F>>, page: PageRequest, filters: &[String]) -> Self {
         let query = Self::fingerprint(&sort, filters);
         Self { sort, window: Window::Offset(page), count: true, query }
     }
 
-    fn fingerprint(sort: &[SortKey<F>], filters: &[&str]) -> String {
+    fn fingerprint(sort: &[SortKey<F>], filters: &[String]) -> String {
         let sort_text: Vec<String> =
             sort.iter().map(|k| format!("{},{}", k.field.name(), k.direction.name())).collect();
-        let parts: Vec<&str> = sort_text.iter().map(String::as_str).chain(filters.iter().copied()).collect();
+        let parts: Vec<&str> = sort_text.iter().chain(filters).map(String::as_str).collect();
         fingerprint(&parts)
     }
 }

@@ -63,7 +63,6 @@ pub fn list_request<F: SortField>(
     limits: PageLimits,
     filters: &[String],
 ) -> Result<ListRequest<F>, ApiError> {
-    let filters: Vec<&str> = filters.iter().map(String::as_str).collect();
     let mut errors = Vec::new();
     let sort = parse_sort::<F>(&query.sort).unwrap_or_else(|e| {
         errors.push(e);
@@ -80,7 +79,7 @@ pub fn list_request<F: SortField>(
         Some(cursor) => Start::After { cursor, size: page.size },
         None => Start::Page(page),
     };
-    let request = ListRequest::new(sort, start, query.count.unwrap_or(true), &filters)
+    let request = ListRequest::new(sort, start, query.count.unwrap_or(true), filters)
         .map_err(|rule| errors.push(FieldError::parameter("cursor", rule)));
     match request {
         Ok(request) if errors.is_empty() => Ok(request),
