@@ -3,18 +3,12 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use poem::{
-    Endpoint, EndpointExt, Route, RouteMethod, Server,
-    endpoint::BoxEndpoint,
-    http::Method,
-    listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
-};
+use poem::{Endpoint, EndpointExt, Route, RouteMethod, endpoint::BoxEndpoint, http::Method, listener::Acceptor};
 
 use crate::{
     admin::{
         self,
         document::{self, Describe},
-        guide, migration, workbench,
     },
     dispatch::Version,
     http::{
@@ -58,14 +52,18 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
     use Access::{Admin, Client, Public};
     use Method as M;
 
-    use crate::admin::document as d;
+    use crate::{
+        admin::{document as d, notices_document as n},
+        notices::routes as notices,
+        workbench::routes::{self as workbench, guide, migration, readiness, steering, usage},
+    };
     let mut table = vec![
         fixed("/health/live", Public, vec![(M::GET, boxed(public::live), Some(d::get_health_live))]),
         fixed("/health/ready", Public, vec![(M::GET, boxed(public::ready), Some(d::get_health_ready))]),
         fixed("/problems/:slug", Public, vec![(M::GET, boxed(public::problem_page), Some(d::get_problems_slug))]),
         fixed("/api", Public, vec![(M::OPTIONS, boxed(public::api_versions), Some(d::options_api))]),
         fixed("/metrics", Public, vec![(M::GET, boxed(public::metrics), Some(d::get_metrics))]),
-        fixed("/admin/usage", Admin, vec![(M::GET, boxed(admin::usage), Some(d::get_admin_usage))]),
+        fixed("/admin/usage", Admin, vec![(M::GET, boxed(usage::usage), Some(d::get_admin_usage))]),
         fixed(
             "/admin/maintenance",
             Admin,
@@ -75,13 +73,13 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
             ],
         ),
         // The page holds no data: it asks for an admin token, which it keeps in memory.
-        fixed("/admin/dashboard", Public, vec![(M::GET, boxed(admin::dashboard), Some(d::get_admin_dashboard))]),
+        fixed("/admin/dashboard", Public, vec![(M::GET, boxed(workbench::dashboard), Some(d::get_admin_dashboard))]),
         fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine), Some(d::get_api_migration))]),
         fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone), Some(d::get_admin_migration))]),
         fixed(
             "/admin/versions/:version/readiness",
             Admin,
-            vec![(M::GET, boxed(crate::admin::readiness::of_version), Some(d::get_admin_versions_version_readiness))],
+            vec![(M::GET, boxed(readiness::of_version), Some(d::get_admin_versions_version_readiness))],
         ),
         fixed("/api/migration/guide", Client, vec![(M::GET, boxed(guide::mine), Some(d::get_api_migration_guide))]),
         fixed(
@@ -89,30 +87,59 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
             Admin,
             vec![(M::GET, boxed(guide::anyones), Some(d::get_admin_migration_guide))],
         ),
-        fixed("/admin/tenants", Admin, vec![(M::GET, boxed(workbench::list_pins), Some(d::get_admin_tenants))]),
+        fixed("/admin/tenants", Admin, vec![(M::GET, boxed(steering::list_pins), Some(d::get_admin_tenants))]),
         fixed(
             "/admin/tenants/:tenant/default-version",
             Admin,
             vec![
-                (M::GET, boxed(workbench::get_pin), Some(d::get_admin_tenants_tenant_default_version)),
-                (M::PUT, boxed(workbench::put_pin), Some(d::put_admin_tenants_tenant_default_version)),
-                (M::DELETE, boxed(workbench::delete_pin), Some(d::delete_admin_tenants_tenant_default_version)),
+                (M::GET, boxed(steering::get_pin), Some(d::get_admin_tenants_tenant_default_version)),
+                (M::PUT, boxed(steering::put_pin), Some(d::put_admin_tenants_tenant_default_version)),
+                (M::DELETE, boxed(steering::delete_pin), Some(d::delete_admin_tenants_tenant_default_version)),
             ],
         ),
         fixed(
             "/admin/brownouts",
             Admin,
             vec![
-                (M::GET, boxed(workbench::list_brownouts), Some(d::get_admin_brownouts)),
-                (M::POST, boxed(workbench::create_brownout), Some(d::post_admin_brownouts)),
+                (M::GET, boxed(steering::list_brownouts), Some(d::get_admin_brownouts)),
+                (M::POST, boxed(steering::create_brownout), Some(d::post_admin_brownouts)),
             ],
         ),
         fixed(
             "/admin/brownouts/:id",
             Admin,
-            vec![(M::DELETE, boxed(workbench::end_brownout), Some(d::delete_admin_brownouts_id))],
+            vec![(M::DELETE, boxed(steering::end_brownout), Some(d::delete_admin_brownouts_id))],
         ),
-        fixed("/admin/audit", Admin, vec![(M::GET, boxed(workbench::audit), Some(d::get_admin_audit))]),
+        fixed(
+            "/api/migration/notices",
+            Client,
+            vec![
+                (M::GET, boxed(notices::get_mine), Some(n::get_api_migration_notices)),
+                (M::PUT, boxed(notices::put_mine), Some(n::put_api_migration_notices)),
+                (M::DELETE, boxed(notices::delete_mine), Some(n::delete_api_migration_notices)),
+            ],
+        ),
+        fixed(
+            "/api/migration/notices/deliveries",
+            Client,
+            vec![(M::GET, boxed(notices::deliveries), Some(n::get_api_migration_notices_deliveries))],
+        ),
+        fixed(
+            "/api/migration/acknowledgement",
+            Client,
+            vec![(M::PUT, boxed(notices::acknowledge), Some(n::put_api_migration_acknowledgement))],
+        ),
+        fixed(
+            "/admin/tenants/:tenant/notices",
+            Admin,
+            vec![
+                (M::GET, boxed(notices::get_tenant), Some(n::get_admin_tenants_tenant_notices)),
+                (M::PUT, boxed(notices::put_tenant), Some(n::put_admin_tenants_tenant_notices)),
+                (M::DELETE, boxed(notices::delete_tenant), Some(n::delete_admin_tenants_tenant_notices)),
+            ],
+        ),
+        fixed("/admin/notices", Admin, vec![(M::GET, boxed(notices::all), Some(n::get_admin_notices))]),
+        fixed("/admin/audit", Admin, vec![(M::GET, boxed(steering::audit), Some(d::get_admin_audit))]),
         fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document), None)]),
         fixed(
             crate::api_catalog::PATH,
@@ -159,7 +186,7 @@ fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
 }
 
 pub struct Application {
-    acceptor: TcpAcceptor,
+    acceptor: http::listener::Listener,
     state: Arc<AppState>,
     routes: Route,
     local_addr: SocketAddr,
@@ -179,7 +206,7 @@ impl Application {
         state.fixed = fixed_view(&table);
         state.operations = document::document(&described(&table), &state.dispatch)?;
         let routes = routes(table, versions);
-        let acceptor = TcpListener::bind(listen.clone()).into_acceptor().await?;
+        let acceptor = http::listener::Listener::bind(&listen).await?;
         let local_addr = acceptor
             .local_addr()
             .first()
@@ -199,9 +226,10 @@ impl Application {
 
     /// Serves until `shutdown` completes, then drains (readiness 503 while it still serves, for
     /// `TANDEM_DRAIN_SECONDS`), stops accepting, lets in-flight requests finish (up to 25 s), and
-    /// writes the usage and activity still buffered.
+    /// writes every count still held (the background work's last flush).
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let background = tokio::spawn(admin::background(self.state.clone()));
+        let background = crate::workbench::background::Background::start(self.state.clone());
+        let notices = crate::notices::worker::Worker::start(self.state.clone());
         let draining = self.state.clone();
         let shutdown = async move {
             shutdown.await;
@@ -218,17 +246,21 @@ impl Application {
             headers: Duration::from_millis(settings.http.header_read_timeout_ms),
             idle: Duration::from_millis(settings.http.idle_timeout_ms),
         };
+        let heads = http::guard::Heads {
+            limits: http::head_refusal::limits(settings.http.max_header_bytes),
+            refuse: http::head_refusal::answers(self.state.clone()),
+        };
         let guarded = http::guard::GuardedAcceptor::new(
             self.acceptor,
             settings.http.max_connections,
             timeouts,
             self.state.connections.clone(),
+            heads,
         );
-        let served = Server::new_with_acceptor(guarded)
-            .run_with_graceful_shutdown(endpoint, shutdown, Some(SHUTDOWN_GRACE))
-            .await;
-        background.abort();
-        admin::flush_buffers(&self.state).await;
+        let served = http::serve::serve(guarded, endpoint, shutdown, SHUTDOWN_GRACE).await;
+        // Requests finished: their counts are in the buffer. The background work finishes what
+        // it holds, then writes them all; notices in flight finish or are sent again later.
+        tokio::join!(background.stop(), notices.stop());
         served
     }
 }

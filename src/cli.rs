@@ -69,7 +69,7 @@ enum Command {
         #[arg(long)]
         version: u16,
         /// Days looked back over, today included (1 to 90).
-        #[arg(long, default_value_t = crate::admin::readiness::DEFAULT_WINDOW)]
+        #[arg(long, default_value_t = crate::workbench::routes::readiness::DEFAULT_WINDOW)]
         window: u32,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -226,14 +226,20 @@ async fn sunset_check(settings: Settings, version: u16, window: u32, format: Rep
         let dispatch = crate::dispatch::Dispatch::new(&crate::versions::all(), &settings.lifecycle)?;
         let store = store::connect(connection(&settings.database), None, false).await?;
         let now = chrono::Utc::now();
-        let answer = crate::admin::readiness::assess(store, &dispatch, version, window, now).await?;
+        use crate::workbench::routes::readiness::{self, Question};
+        let limit = match format {
+            ReportFormat::Text => readiness::REPORTED,
+            ReportFormat::Json => crate::workbench::routes::page::DEFAULT_LIMIT,
+        };
+        let answer =
+            readiness::assess(store.as_ref(), None, &dispatch, Question { version, window, limit, now }).await?;
         answer.map_err(|why| anyhow::anyhow!("{why}"))
     };
     match answer.await {
         Ok(answer) => {
             match format {
                 ReportFormat::Json => println!("{answer}"),
-                ReportFormat::Text => print!("{}", crate::admin::readiness::report(&answer)),
+                ReportFormat::Text => print!("{}", crate::workbench::routes::readiness::report(&answer)),
             }
             if answer["ready"] == true { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
@@ -258,10 +264,11 @@ fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     Ok(async move {
-        tokio::select! {
-            _ = terminate.recv() => {},
-            _ = interrupt.recv() => {},
-        }
-        tracing::info!("shutting down: finishing in-flight requests");
+        // Which one arrived tells an operator who stopped the instance (an orchestrator, a terminal).
+        let signal = tokio::select! {
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        };
+        tracing::info!(signal, "shutting down: finishing in-flight requests");
     })
 }

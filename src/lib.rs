@@ -18,6 +18,7 @@ pub mod encoding;
 pub mod http;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod notices;
 pub mod ops;
 pub mod public;
 pub mod redis_link;
@@ -29,6 +30,7 @@ pub mod v1;
 pub mod v2;
 pub mod versions;
 pub mod wire;
+pub mod workbench;
 
 pub use app::Application;
 pub use http::AppState;

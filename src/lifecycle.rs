@@ -101,6 +101,59 @@ impl Lifecycle {
     }
 }
 
+/// The versions served, oldest first, each with its lifecycle: what "deprecated", "retiring"
+/// and "the version the migration tools describe" mean, decided here once for every caller.
+#[derive(Debug, Clone, Default)]
+pub struct Lineup {
+    versions: Vec<(u16, Lifecycle)>,
+}
+
+impl Lineup {
+    /// `versions` oldest first: each one is followed by the next.
+    pub fn new(versions: Vec<(u16, Lifecycle)>) -> Self {
+        Self { versions }
+    }
+
+    pub fn lifecycle(&self, version: u16) -> Option<&Lifecycle> {
+        self.versions.iter().find(|(n, _)| *n == version).map(|(_, l)| l)
+    }
+
+    /// Past its deprecation instant at `now` (deprecated, sunset, or in a brownout).
+    pub fn deprecated(&self, version: u16, now: DateTime<Utc>) -> bool {
+        self.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current)
+    }
+
+    /// The version that follows `version`, if any: the one its clients move to.
+    pub fn successor(&self, version: u16) -> Option<u16> {
+        let at = self.versions.iter().position(|(n, _)| *n == version)?;
+        self.versions.get(at + 1).map(|(n, _)| *n)
+    }
+
+    /// A version a newer one follows: its clients are counted on their way to it (before its
+    /// deprecation too, so its readiness sees who called it before it was announced).
+    pub fn retiring(&self, version: u16) -> bool {
+        self.successor(version).is_some()
+    }
+
+    /// Each version a newer one follows, with that one.
+    pub fn successions(&self) -> Vec<(u16, u16)> {
+        self.versions.windows(2).map(|pair| (pair[0].0, pair[1].0)).collect()
+    }
+
+    /// The version the migration tools (records, guides, usage, the dashboard) describe when
+    /// none is named: the oldest with an announced deprecation that a newer one follows, else
+    /// the oldest a newer one follows.
+    pub fn described(&self) -> Option<u16> {
+        let retiring = || self.versions.iter().map(|(n, _)| *n).filter(|n| self.retiring(*n));
+        let announced = retiring().find(|n| self.lifecycle(*n).is_some_and(|l| l.deprecated_at.is_some()));
+        announced.or_else(|| retiring().next())
+    }
+
+    pub fn numbers(&self) -> impl Iterator<Item = u16> + '_ {
+        self.versions.iter().map(|(n, _)| *n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +193,23 @@ mod tests {
             Lifecycle::configured(1, &VersionSettings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")),
             Stage::Current
         );
+    }
+
+    #[test]
+    fn the_described_version_is_the_oldest_announced_that_a_newer_one_follows() {
+        let announced = Lifecycle { deprecated_at: Some(at("2026-01-01T00:00:00Z")), ..Lifecycle::default() };
+        let lineup =
+            |lifecycles: [Lifecycle; 3]| Lineup::new(lifecycles.into_iter().zip(1..).map(|(l, n)| (n, l)).collect());
+        let quiet = Lifecycle::default();
+        assert_eq!(lineup([quiet.clone(), announced.clone(), quiet.clone()]).described(), Some(2));
+        assert_eq!(lineup([quiet.clone(), quiet.clone(), quiet.clone()]).described(), Some(1));
+        // The newest has no successor: announcing it changes nothing.
+        assert_eq!(lineup([quiet.clone(), quiet.clone(), announced.clone()]).described(), Some(1));
+        let one = Lineup::new(vec![(1, announced.clone())]);
+        assert_eq!((one.described(), one.successor(1), one.retiring(1)), (None, None, false));
+        let line = lineup([announced.clone(), quiet.clone(), quiet]);
+        assert_eq!(line.successions(), vec![(1, 2), (2, 3)]);
+        assert!(line.deprecated(1, at("2026-02-01T00:00:00Z")) && !line.deprecated(1, at("2025-12-01T00:00:00Z")));
     }
 
     #[test]

@@ -182,6 +182,7 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Res
 #[handler]
 pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
     let pool = state.store.pool_stats();
+    let buffered = state.workbench.counting.rows();
     let redis_up = match state.settings.redis.shares_redis() {
         true => Some(if state.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
         false => None,
@@ -190,13 +191,8 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
         ("tandem_db_pool_connections", "gauge", "Database connections open.", f64::from(pool.open)),
         ("tandem_db_pool_idle_connections", "gauge", "Database connections idle.", f64::from(pool.idle)),
         ("tandem_db_pool_max_connections", "gauge", "Database connections allowed.", f64::from(pool.max)),
-        ("tandem_usage_buffered_rows", "gauge", "Usage rows not yet written.", state.usage.pending() as f64),
-        (
-            "tandem_activity_buffered_rows",
-            "gauge",
-            "Client activity rows not yet written.",
-            state.activity.pending() as f64,
-        ),
+        ("tandem_usage_buffered_rows", "gauge", "Usage rows not yet written.", buffered.1 as f64),
+        ("tandem_activity_buffered_rows", "gauge", "Client activity rows not yet written.", buffered.0 as f64),
         (
             "tandem_connections_open",
             "gauge",

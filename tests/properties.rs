@@ -79,6 +79,97 @@ fn user_body() -> impl Strategy<Value = Value> {
     prop_oneof![8 => object, 1 => Just(json!([])), 1 => Just(json!("x"))]
 }
 
+/// A JSON document as text, with member names from a small set (so that an object often names
+/// one twice), some written with escapes, and strings that look like members.
+fn json_text() -> impl Strategy<Value = String> {
+    let name = prop_oneof![Just("a"), Just("b"), Just("a/b"), Just("~"), Just("\\u0061"), Just("\\\"")];
+    let leaf = prop_oneof![
+        Just("1".to_string()),
+        Just("null".to_string()),
+        Just(r#""\"a\": 1, \"a\": 2""#.to_string()),
+        Just("true".to_string()),
+    ];
+    leaf.prop_recursive(4, 40, 5, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5).prop_map(|items| format!("[{}]", items.join(", "))),
+            proptest::collection::vec((name.clone(), inner), 0..5).prop_map(|members| {
+                let members: Vec<String> = members.into_iter().map(|(n, v)| format!("\"{n}\": {v}")).collect();
+                format!("{{{}}}", members.join(", "))
+            }),
+        ]
+    })
+}
+
+/// JSON as a parser that keeps every member of an object, duplicates too, in order.
+enum Kept {
+    Leaf,
+    Array(Vec<Kept>),
+    Object(Vec<(String, Kept)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Kept {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Kept;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Kept, E> {
+                Ok(Kept::Leaf)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Kept, E> {
+                Ok(Kept::Leaf)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Kept, E> {
+                Ok(Kept::Leaf)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Kept, E> {
+                Ok(Kept::Leaf)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Kept, E> {
+                Ok(Kept::Leaf)
+            }
+            fn visit_unit<E>(self) -> Result<Kept, E> {
+                Ok(Kept::Leaf)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Kept, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Kept::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Kept, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Kept>()? {
+                    members.push(member);
+                }
+                Ok(Kept::Object(members))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// The reference: the first member, in document order, whose name its object already holds.
+fn kept_duplicate(value: &Kept, path: &str) -> Option<String> {
+    let segment = |name: &str| name.replace('~', "~0").replace('/', "~1");
+    match value {
+        Kept::Leaf => None,
+        Kept::Array(items) => {
+            items.iter().enumerate().find_map(|(i, item)| kept_duplicate(item, &format!("{path}/{i}")))
+        }
+        Kept::Object(members) => members.iter().enumerate().find_map(|(i, (name, item))| {
+            let here = format!("{path}/{}", segment(name));
+            if members[..i].iter().any(|(earlier, _)| earlier == name) {
+                return Some(here);
+            }
+            kept_duplicate(item, &here)
+        }),
+    }
+}
+
 fn now() -> DateTime<Utc> {
     DateTime::from_timestamp(1_800_000_000, 0).unwrap()
 }
@@ -99,6 +190,12 @@ proptest! {
     }
 
     /// Any string as a cursor: an answer (usually a refusal), never a panic.
+    #[test]
+    fn duplicate_names_are_found_as_a_parser_that_keeps_them_finds_them(json in json_text()) {
+        let kept: Kept = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(tandem::wire::duplicates::first_duplicate(json.as_bytes()), kept_duplicate(&kept, ""), "{}", json);
+    }
+
     #[test]
     fn any_cursor_is_answered(raw in ".{0,300}") {
         let order = full_order(&[SortKey { field: UserSort::Name, direction: Direction::Desc }]);

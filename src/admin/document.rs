@@ -14,24 +14,24 @@ use crate::{dispatch::Dispatch, http::fixed::Access};
 /// Where the document is served.
 pub const PATH: &str = "/api/operations/openapi.json";
 
-fn string() -> Value {
+pub(super) fn string() -> Value {
     json!({"type": "string"})
 }
 
-fn time() -> Value {
+pub(super) fn time() -> Value {
     json!({"type": "string", "format": "date-time"})
 }
 
-fn nullable(mut schema: Value) -> Value {
+pub(super) fn nullable(mut schema: Value) -> Value {
     schema["nullable"] = json!(true);
     schema
 }
 
-fn object(properties: Value, required: &[&str]) -> Value {
+pub(super) fn object(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 
-fn tenant_parameter() -> Value {
+pub(super) fn tenant_parameter() -> Value {
     json!({"name": "tenant", "in": "path", "required": true,
            "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}})
 }
@@ -101,6 +101,20 @@ fn record(version: u16, successor: u16) -> Value {
     object(properties, &required)
 }
 
+/// A record as operators see it: with how the client is told (README "Notices to clients").
+fn told(mut record: Value) -> Value {
+    let last = object(
+        json!({"type": string(), "status": {"type": "string", "enum": ["pending", "delivered", "failed"]}, "createdAt": time()}),
+        &["type", "status", "createdAt"],
+    );
+    record["properties"]["notices"] =
+        object(json!({"endpoint": {"type": "boolean"}, "last": nullable(last)}), &["endpoint", "last"]);
+    if let Some(required) = record["required"].as_array_mut() {
+        required.push(json!("notices"));
+    }
+    record
+}
+
 /// What met an exposure: a parameter, a body field's pointer, a missing field.
 fn details() -> Value {
     json!({"type": "array", "maxItems": 20, "items": object(
@@ -143,11 +157,11 @@ fn guide_answer() -> Value {
         "text/html": {"schema": string()}}})
 }
 
-fn json_body(schema: Value) -> Value {
+pub(super) fn json_body(schema: Value) -> Value {
     json!({"required": true, "content": {"application/json": {"schema": schema}}})
 }
 
-fn answer(description: &str, schema: Option<Value>) -> Value {
+pub(super) fn answer(description: &str, schema: Option<Value>) -> Value {
     match schema {
         Some(schema) => json!({"description": description, "content": {"application/json": {"schema": schema}}}),
         None => json!({"description": description}),
@@ -167,7 +181,7 @@ fn any() -> Value {
     json!({"type": "object"})
 }
 
-fn validation() -> Value {
+pub(super) fn validation() -> Value {
     answer("Bad input: every bad field, parameter or header listed", None)
 }
 
@@ -204,10 +218,26 @@ pub fn get_metrics(_: &Context) -> Value {
 
 /// `GET /admin/usage`.
 pub fn get_admin_usage(_: &Context) -> Value {
-    json!({"summary": "Requests per client and route of a deprecated version, summed over every instance.",
-    "tags": ["admin"], "parameters": [version_query("Default: the oldest version with an announced deprecation."),
-        {"name": "since", "in": "query", "required": false, "schema": time()}],
+    json!({"summary": "Requests per client and route of a version since a day, summed over every instance: a page of clients by tenant and subject, and the totals of all.",
+    "tags": ["admin"], "parameters": [version_query(DESCRIBED),
+        {"name": "since", "in": "query", "required": false, "description": "Whole UTC days from this instant's day (default: 30 days ago).", "schema": time()},
+        limit_query(), cursor_query()],
     "responses": {"200": answer("Usage", Some(any())), "400": validation()}})
+}
+
+/// The version the migration tools describe when none is named.
+const DESCRIBED: &str = "Default: the oldest version with an announced deprecation that a newer one follows.";
+
+/// `limit` of a page of clients.
+fn limit_query() -> Value {
+    json!({"name": "limit", "in": "query", "required": false, "description": "Clients in the page (default 100).",
+           "schema": {"type": "integer", "minimum": 1, "maximum": 1000}})
+}
+
+/// `cursor` of a page of clients: the `nextCursor` of the page before, with the same query.
+pub(super) fn cursor_query() -> Value {
+    json!({"name": "cursor", "in": "query", "required": false,
+           "description": "The nextCursor of the previous page, asked with the same parameters.", "schema": string()})
 }
 
 /// `GET /admin/maintenance`.
@@ -226,7 +256,7 @@ pub fn put_admin_maintenance(_: &Context) -> Value {
 
 /// `GET /admin/dashboard`.
 pub fn get_admin_dashboard(_: &Context) -> Value {
-    json!({"summary": "The operators' page: usage and each client's migration; it asks for an admin token.",
+    json!({"summary": "The operators' page: the sunset's verdict, the totals, the busiest clients, and each client's migration in pages; it asks for an admin token.",
     "tags": ["admin"], "security": [],
     "responses": {"200": {"description": "The page", "content": {"text/html": {"schema": string()}}}}})
 }
@@ -234,7 +264,7 @@ pub fn get_admin_dashboard(_: &Context) -> Value {
 /// `GET /api/migration`.
 pub fn get_api_migration(c: &Context) -> Value {
     json!({"summary": "The caller's own migration record (any valid token).", "tags": ["migration"],
-    "parameters": [version_query("The retiring version; default: the oldest with an announced deprecation.")],
+    "parameters": [version_query(DESCRIBED)],
     "responses": {"200": answer("The record", Some(record(c.version, c.successor))), "400": validation()}})
 }
 
@@ -243,8 +273,9 @@ pub fn get_admin_versions_version_readiness(_: &Context) -> Value {
     let client = object(
         json!({"tenant": string(), "subject": string(),
                "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
-               "requests": {"type": "integer"}, "lastRequest": time(), "mustChange": {"type": "integer"}}),
-        &["tenant", "subject", "status", "requests", "lastRequest", "mustChange"],
+               "requests": {"type": "integer"}, "lastRequest": time(), "mustChange": {"type": "integer"},
+               "acknowledged": {"type": "boolean"}}),
+        &["tenant", "subject", "status", "requests", "lastRequest", "mustChange", "acknowledged"],
     );
     let day = object(
         json!({"day": {"type": "string", "format": "date"}, "requests": {"type": "integer"}}),
@@ -254,11 +285,15 @@ pub fn get_admin_versions_version_readiness(_: &Context) -> Value {
     "tags": ["migration"],
     "parameters": [{"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
         {"name": "window", "in": "query", "required": false, "description": "Days, today included (default 7).",
-         "schema": {"type": "integer", "minimum": 1, "maximum": 90}}],
+         "schema": {"type": "integer", "minimum": 1, "maximum": 90}},
+        {"name": "limit", "in": "query", "required": false,
+         "description": "Blocking clients listed, the busiest first (default 100); clients counts them all.",
+         "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
     "responses": {"200": answer("The verdict", Some(object(
         json!({"version": {"type": "integer"}, "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
                "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
-               "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"}}), &["seen", "blocking"]),
+               "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"},
+                   "acknowledged": {"type": "integer"}}), &["seen", "blocking", "acknowledged"]),
                "requestsPerDay": {"type": "array", "items": day},
                "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))}),
         &["version", "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"]))),
@@ -303,13 +338,18 @@ pub fn get_admin_migration_guide(_: &Context) -> Value {
 
 /// `GET /admin/migration`.
 pub fn get_admin_migration(c: &Context) -> Value {
-    json!({"summary": "Every client seen on the version, at risk first, with a summary by status; CSV with Accept: text/csv or format=csv.",
+    let statuses = json!({"type": "string", "enum": ["not-started", "in-progress", "ready", "done", "unknown"]});
+    json!({"summary": "A page of the version's clients, at risk first (met a change, never rehearsed, most requests), with the count of every client the filter admits by status; every client and route as CSV (streamed) with Accept: text/csv or format=csv.",
     "tags": ["migration"], "parameters": [version_query("The retiring version."),
-        {"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": ["json", "csv"]}}],
+        {"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": ["json", "csv"]}},
+        limit_query(), cursor_query(),
+        {"name": "status", "in": "query", "required": false, "schema": statuses},
+        {"name": "tenant", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}}],
     "responses": {"200": {"description": "Records", "content": {
         "application/json": {"schema": object(json!({"version": {"type": "integer"}, "successor": {"type": "integer"},
             "summary": object(json!({"clients": {"type": "integer"}, "byStatus": {"type": "object", "additionalProperties": {"type": "integer"}}}), &["clients", "byStatus"]),
-            "records": {"type": "array", "items": record(c.version, c.successor)}}), &["version", "successor", "summary", "records"])},
+            "records": {"type": "array", "items": told(record(c.version, c.successor))},
+            "nextCursor": nullable(string())}), &["version", "successor", "summary", "records", "nextCursor"])},
         "text/csv": {"schema": string()}}}, "400": validation()}})
 }
 
@@ -386,7 +426,7 @@ pub struct Operation<'a> {
 
 /// The document for the declared operations.
 pub fn document(operations: &[Operation], dispatch: &Dispatch) -> anyhow::Result<String> {
-    let version = dispatch.retiring_version();
+    let version = dispatch.lineup().described().unwrap_or(dispatch.default_version());
     let context = Context { version, successor: dispatch.successor_version(version).unwrap_or(version) };
     let mut paths = serde_json::Map::new();
     for route in operations {
@@ -411,7 +451,7 @@ pub fn document(operations: &[Operation], dispatch: &Dispatch) -> anyhow::Result
         "openapi": "3.0.0",
         "info": {"title": "Tandem operations", "version": "1",
                  "description": "The routes outside the API versions: health, metrics, the version list, problem pages, each client's migration record, and the operators' routes under /admin (an admin token not bound to a tenant)."},
-        "tags": [{"name": "operations"}, {"name": "admin"}, {"name": "migration"}],
+        "tags": [{"name": "operations"}, {"name": "admin"}, {"name": "migration"}, {"name": "notices"}],
         "paths": paths,
         "components": {"securitySchemes": {"BearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}},
     });

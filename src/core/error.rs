@@ -54,7 +54,8 @@ impl From<StoreError> for CoreError {
             StoreError::Conflict(
                 crate::core::storage::Constraint::UserIdempotency
                 | crate::core::storage::Constraint::ImportIdempotency
-                | crate::core::storage::Constraint::CustomerNumber,
+                | crate::core::storage::Constraint::CustomerNumber
+                | crate::core::storage::Constraint::FlushedBatch,
             ) => CoreError::Internal(anyhow::anyhow!("a conflict its caller should have handled")),
             StoreError::Other(err) => CoreError::Internal(err),
         }

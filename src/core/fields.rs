@@ -35,6 +35,8 @@ pub enum Rule {
     ExpectedInteger,
     ExpectedObject,
     UnknownField,
+    /// The same member name twice in one object: which one is meant cannot be told.
+    DuplicateKey,
     ReadOnly,
     Digits,
     InvalidId,
@@ -58,6 +60,12 @@ pub enum Rule {
     OtherQuery,
     /// Cannot be combined with `cursor`.
     NotWithCursor,
+    /// A notice URL that is not `https` (README "Notices to clients").
+    HttpsRequired,
+    /// A notice URL whose host is, or resolves to, an address notices may not reach.
+    InternalAddress,
+    /// A notice URL whose host resolves to no address.
+    Unresolvable,
     Invalid,
 }
 
@@ -70,6 +78,11 @@ pub struct FieldError {
 impl FieldError {
     pub fn body(field: &str, rule: Rule) -> Self {
         Self { location: Location::Body(format!("/{field}")), rule }
+    }
+
+    /// At a JSON pointer into the body (`/0/op`), as given.
+    pub fn at_pointer(pointer: String, rule: Rule) -> Self {
+        Self { location: Location::Body(pointer), rule }
     }
 
     pub fn parameter(name: &str, rule: Rule) -> Self {

@@ -12,12 +12,10 @@ pub mod listing;
 pub mod paging;
 pub mod patch;
 pub mod pattern;
-pub mod readiness;
 pub mod search;
 pub mod services;
 pub mod storage;
 pub mod user;
 pub mod users;
-pub mod workbench;
 
 pub use error::CoreError;

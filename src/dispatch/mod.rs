@@ -28,7 +28,7 @@ use self::{
 };
 use crate::{
     changes::{Change, catalogue::catalogue, moved_to},
-    lifecycle::{Lifecycle, Stage},
+    lifecycle::{Lifecycle, Lineup},
     settings::VersionSettings,
     wire::{
         context::{RequestInfo, Resolved},
@@ -97,7 +97,6 @@ struct Entry {
     /// The next version, and the first of its collections (where a request that matched no
     /// route is pointed).
     successor: Option<(u16, String)>,
-    lifecycle: Lifecycle,
     /// The OpenAPI document as served: every operation marked deprecated once announced.
     document: String,
     changelog: &'static str,
@@ -118,6 +117,8 @@ pub struct Dispatch {
     /// Tenants pinned to a default version other than `default_version`, refreshed from the
     /// store by every instance.
     pins: RwLock<HashMap<String, u16>>,
+    /// Each version's lifecycle, and which follows which.
+    lineup: Lineup,
 }
 
 /// Where dispatch sends a request.
@@ -166,6 +167,7 @@ impl Dispatch {
             }
         }
         let mut entries: Vec<Entry> = Vec::new();
+        let mut lifecycles = Vec::new();
         for (i, version) in versions.iter().enumerate() {
             let lifecycle = Lifecycle::configured(version.number, settings)?;
             let spec: serde_json::Value = serde_json::from_str(&version.document)?;
@@ -192,11 +194,11 @@ impl Dispatch {
                 },
                 successor,
                 document: mark_deprecated(&version.document, spec, &lifecycle),
-                lifecycle,
                 changelog: version.changelog,
                 changes: version.changes,
                 catalogue: previous,
             });
+            lifecycles.push((version.number, lifecycle));
         }
         Ok(Self {
             versions: entries,
@@ -205,6 +207,7 @@ impl Dispatch {
             resources,
             supported,
             pins: RwLock::default(),
+            lineup: Lineup::new(lifecycles),
         })
     }
 
@@ -261,9 +264,28 @@ impl Dispatch {
         Some(format!("/api/v{next}{route}"))
     }
 
+    /// The route of the version that follows `version` that serves what `template` served,
+    /// its parameters kept (`/users/{id}` → `/api/v2/users/{id}`), moves followed.
+    pub fn successor_template(&self, version: u16, template: &str) -> Option<String> {
+        let entry = self.entry(version)?;
+        let (next, _) = entry.successor.as_ref()?;
+        Some(format!("/api/v{next}{}", moved_to(entry.changes, template).unwrap_or(template)))
+    }
+
+    /// The path a client calls for `template` of `version`: the legacy path that serves it
+    /// (`/customers` → `/api/customers`), else the path under `/api/v<N>`.
+    pub fn called_path(&self, version: u16, template: &str) -> String {
+        let legacy = self.entry(version).map_or(&[][..], |e| &e.legacy.paths[..]);
+        let closest = legacy
+            .iter()
+            .filter_map(|(prefix, to)| under(template, to).map(|tail| (to.len(), format!("{prefix}{tail}"))))
+            .max_by_key(|(matched, _)| *matched);
+        closest.map_or_else(|| format!("/api/v{version}{template}"), |(_, path)| path)
+    }
+
     /// The version that follows `version`, if any: the one its clients move to.
     pub fn successor_version(&self, version: u16) -> Option<u16> {
-        self.entry(version)?.successor.as_ref().map(|(next, _)| *next)
+        self.lineup.successor(version)
     }
 
     pub fn versions(&self) -> impl Iterator<Item = u16> + '_ {
@@ -272,25 +294,19 @@ impl Dispatch {
 
     /// A version's lifecycle; a version without one configured is current for ever.
     pub fn lifecycle(&self, version: u16) -> Option<&Lifecycle> {
-        self.entry(version).map(|e| &e.lifecycle)
+        self.lineup.lifecycle(version)
+    }
+
+    /// The lifecycles, and which version follows which.
+    pub fn lineup(&self) -> &Lineup {
+        &self.lineup
     }
 
     /// `API-Deprecated-Versions` now: the versions past their deprecation instant.
     pub fn deprecated_versions(&self, now: DateTime<Utc>) -> Option<String> {
-        let deprecated: Vec<String> = self
-            .versions
-            .iter()
-            .filter(|v| v.lifecycle.stage(now) != Stage::Current)
-            .map(|v| v.number.to_string())
-            .collect();
+        let deprecated: Vec<String> =
+            self.lineup.numbers().filter(|v| self.lineup.deprecated(*v, now)).map(|v| v.to_string()).collect();
         (!deprecated.is_empty()).then(|| deprecated.join(", "))
-    }
-
-    /// The version operators ask about when they name none: the oldest with an announced
-    /// deprecation, else the oldest.
-    pub fn retiring_version(&self) -> u16 {
-        let announced = self.versions.iter().find(|v| v.lifecycle.deprecated_at.is_some());
-        announced.or(self.versions.first()).map_or(self.default_version, |v| v.number)
     }
 
     /// A version's OpenAPI document, as served.
@@ -305,6 +321,16 @@ impl Dispatch {
 
     fn entry(&self, number: u16) -> Option<&Entry> {
         self.versions.iter().find(|v| v.number == number)
+    }
+
+    /// The version a path names by itself, no header read: `/api/v<N>/…`, or for a legacy path
+    /// the oldest version that serves it.
+    pub fn named_by_path(&self, path: &str) -> Option<u16> {
+        if let Some((version, _)) = sources::from_uri(path) {
+            return version;
+        }
+        let serves = |v: &&Entry| v.legacy.paths.iter().any(|(prefix, _)| under(path, prefix).is_some());
+        self.versions.iter().find(serves).map(|v| v.number)
     }
 
     fn is_legacy_path(&self, path: &str) -> bool {

@@ -18,18 +18,22 @@ use std::{
     time::Duration,
 };
 
-use poem::{
-    http::uri::Scheme,
-    listener::Acceptor,
-    web::{LocalAddr, RemoteAddr},
-};
+use poem::{listener::Acceptor, web::LocalAddr};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     sync::{OwnedSemaphorePermit, Semaphore},
     time::{Instant, Sleep},
 };
 
-use super::linger::Linger;
+use super::{
+    head::{Head, HeadLimits, TooLarge},
+    linger::Linger,
+    listener::{Accepted, Backlog},
+};
+
+/// The answer to a head too large to read, from what it broke and the head's first bytes: a
+/// whole HTTP/1.1 response, written by the guard itself ([`super::head_refusal`]).
+pub type RefuseHead = Arc<dyn Fn(TooLarge, &[u8]) -> Vec<u8> + Send + Sync>;
 
 /// What the guard counts, for `/metrics`.
 #[derive(Debug, Default)]
@@ -51,12 +55,20 @@ pub struct GuardedAcceptor<A> {
     permits: Arc<Semaphore>,
     timeouts: Timeouts,
     counts: Arc<Connections>,
+    heads: Heads,
+}
+
+/// How large a request's head may be, and who answers one that is larger.
+#[derive(Clone)]
+pub struct Heads {
+    pub limits: HeadLimits,
+    pub refuse: RefuseHead,
 }
 
 impl<A> GuardedAcceptor<A> {
-    pub fn new(inner: A, max_connections: usize, timeouts: Timeouts, counts: Arc<Connections>) -> Self {
+    pub fn new(inner: A, max_connections: usize, timeouts: Timeouts, counts: Arc<Connections>, heads: Heads) -> Self {
         counts.limit.store(max_connections, Ordering::Relaxed);
-        Self { inner, permits: Arc::new(Semaphore::new(max_connections)), timeouts, counts }
+        Self { inner, permits: Arc::new(Semaphore::new(max_connections)), timeouts, counts, heads }
     }
 }
 
@@ -67,13 +79,31 @@ impl<A: Acceptor> Acceptor for GuardedAcceptor<A> {
         self.inner.local_addr()
     }
 
-    async fn accept(&mut self) -> io::Result<(Self::Io, LocalAddr, RemoteAddr, Scheme)> {
+    async fn accept(&mut self) -> io::Result<Accepted<Self::Io>> {
         // Waits for a free slot before taking the next connection off the backlog.
         let permit = self.permits.clone().acquire_owned().await.map_err(io::Error::other)?;
-        let (io, local, remote, scheme) = self.inner.accept().await?;
+        let accepted = self.inner.accept().await?;
+        Ok(self.guarded(permit, accepted))
+    }
+}
+
+impl<A: Backlog> Backlog for GuardedAcceptor<A> {
+    fn take_waiting(&mut self) -> Option<io::Result<Accepted<Self::Io>>> {
+        // Without a free slot what waits stays in the backlog, as it would while serving.
+        let permit = self.permits.clone().try_acquire_owned().ok()?;
+        Some(self.inner.take_waiting()?.map(|accepted| self.guarded(permit, accepted)))
+    }
+}
+
+impl<A: Acceptor> GuardedAcceptor<A> {
+    fn guarded(
+        &self,
+        permit: OwnedSemaphorePermit,
+        (io, local, remote, scheme): Accepted<A::Io>,
+    ) -> Accepted<GuardedIo<A::Io>> {
         self.counts.open.fetch_add(1, Ordering::Relaxed);
         let slot = Slot { _permit: permit, counts: self.counts.clone() };
-        Ok((GuardedIo::new(io, self.timeouts, slot), local, remote, scheme))
+        (GuardedIo::new(io, self.timeouts, slot, self.heads.clone()), local, remote, scheme)
     }
 }
 
@@ -121,6 +151,11 @@ pub struct GuardedIo<T> {
     tail: [u8; 3],
     /// The close, which lingers to read what the client still sends ([`Linger`]).
     linger: Linger,
+    /// The head being read, counted against the limits (only past their smallest breach).
+    head: Head,
+    heads: Heads,
+    /// The guard's own answer to a head too large, and how much of it is written.
+    refusing: Option<(Vec<u8>, usize)>,
     _slot: Slot,
 }
 
@@ -129,28 +164,47 @@ static BLANK_LINE: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
 
 impl<T> GuardedIo<T> {
-    fn new(io: T, timeouts: Timeouts, slot: Slot) -> Self {
+    fn new(io: T, timeouts: Timeouts, slot: Slot, heads: Heads) -> Self {
         let deadline = Instant::now() + timeouts.idle;
         let timer = Box::pin(tokio::time::sleep_until(deadline));
         let linger = Linger::default();
-        Self { io, timeouts, phase: Phase::Idle, deadline, timer, polled: false, tail: [0; 3], linger, _slot: slot }
+        Self {
+            io,
+            timeouts,
+            phase: Phase::Idle,
+            deadline,
+            timer,
+            polled: false,
+            tail: [0; 3],
+            linger,
+            head: Head::default(),
+            heads,
+            refusing: None,
+            _slot: slot,
+        }
     }
 
     /// Follows the bytes just read. A request whose headers end in its first read is at once
     /// past them; otherwise its first byte starts the headers' deadline, and the blank line
-    /// that ends them lifts it.
-    fn observe(&mut self, read: &[u8]) {
+    /// that ends them lifts it. A head too large is answered by the guard: the limit it broke.
+    fn observe(&mut self, read: &[u8]) -> Option<TooLarge> {
         if read.is_empty() || self.phase == Phase::Untracked {
-            return;
+            return None;
         }
         if self.phase == Phase::Idle {
             if read.starts_with(b"PRI * HTTP/2.0") {
                 self.phase = Phase::Untracked;
-                return;
+                return None;
             }
-            if BLANK_LINE.find(read).is_some() {
+            self.head = Head::default();
+            if let Some(end) = BLANK_LINE.find(read) {
                 self.phase = Phase::Request;
-                return;
+                // A head this small breaks no limit: most requests count nothing.
+                let head = &read[..end + 4];
+                if self.heads.limits.may_break(head) {
+                    return self.head.follow(head, &self.heads.limits).0;
+                }
+                return None;
             }
             self.phase = Phase::Headers;
             self.tail = [0; 3];
@@ -158,7 +212,10 @@ impl<T> GuardedIo<T> {
             self.arm();
         }
         if self.phase != Phase::Headers {
-            return;
+            return None;
+        }
+        if let (Some(too), _) = self.head.follow(read, &self.heads.limits) {
+            return Some(too);
         }
         // The blank line may span the previous read and this one: its last three bytes and
         // this one's first three, then this read alone.
@@ -173,6 +230,7 @@ impl<T> GuardedIo<T> {
         } else {
             self.tail.copy_from_slice(&seam[head..head + 3]);
         }
+        None
     }
 
     /// Waiting for bytes: whether the wait is over (headers too slow, or idle too long). The
@@ -235,15 +293,23 @@ impl<T> GuardedIo<T> {
     }
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
+impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for GuardedIo<T> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
+        if this.refusing.is_some() {
+            return this.poll_refuse(cx);
+        }
         let before = buf.filled().len();
         match Pin::new(&mut this.io).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                this.observe(&buf.filled()[before..]);
-                Poll::Ready(Ok(()))
-            }
+            Poll::Ready(Ok(())) => match this.observe(&buf.filled()[before..]) {
+                None => Poll::Ready(Ok(())),
+                Some(too) => {
+                    // hyper never sees this head: the guard answers it, then ends the connection.
+                    buf.set_filled(before);
+                    this.refusing = Some(((this.heads.refuse)(too, this.head.start()), 0));
+                    this.poll_refuse(cx)
+                }
+            },
             Poll::Pending if this.expired(cx) => match this.phase {
                 Phase::Headers => {
                     Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "request headers took too long")))
@@ -254,6 +320,29 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
             },
             other => other,
         }
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> GuardedIo<T> {
+    /// Writes the guard's own answer to a head too large, shuts the connection, lingers while
+    /// the client sends the rest of its head, then ends the connection for hyper with an error
+    /// (it wrote nothing itself, and writes nothing).
+    fn poll_refuse(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some((answer, written)) = self.refusing.as_mut() else { return Poll::Ready(Ok(())) };
+        while *written < answer.len() {
+            match std::task::ready!(Pin::new(&mut self.io).poll_write(cx, &answer[*written..])) {
+                Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Ok(n) => *written += n,
+                Err(err) => return Poll::Ready(Err(err)),
+            }
+        }
+        if !self.linger.began() {
+            std::task::ready!(Pin::new(&mut self.io).poll_shutdown(cx))?;
+            self.linger.begin();
+        }
+        let io = &mut self.io;
+        std::task::ready!(self.linger.poll_drain(cx, |cx, buf| Pin::new(&mut *io).poll_read(cx, buf)))?;
+        Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, "a request head too large was answered")))
     }
 }
 
@@ -303,7 +392,9 @@ mod tests {
         let counts = Arc::new(Connections::default());
         let permit = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
         let timeouts = Timeouts { headers: Duration::from_secs(1), idle: Duration::from_secs(5) };
-        GuardedIo::new((), timeouts, Slot { _permit: permit, counts })
+        let limits = HeadLimits { request_line: 8192, field: 16384, fields: 65536, count: 100 };
+        let heads = Heads { limits, refuse: Arc::new(|_, _| Vec::new()) };
+        GuardedIo::new((), timeouts, Slot { _permit: permit, counts }, heads)
     }
 
     #[tokio::test]

@@ -10,10 +10,14 @@ pub mod cors;
 pub mod error_response;
 pub mod fixed;
 pub mod guard;
+pub mod head;
+pub mod head_refusal;
 pub mod idempotency;
 mod keyed_body;
 pub mod lazy_page;
 pub mod linger;
+pub mod listener;
+pub mod serve;
 pub mod state;
 pub mod steps;
 

@@ -1,7 +1,7 @@
 //! What the layers and the routes outside the versions share, built once. Version handlers
 //! never see it: they take the core's [`Services`] they use.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use poem::http::HeaderValue;
@@ -11,17 +11,15 @@ use crate::{
     auth::{Verifier, dev_secret},
     core::{
         services::Services,
-        storage::{Brownout, Store, Writes},
-        workbench::Workbench,
+        storage::{Store, Writes},
     },
     dispatch::{Dispatch, Version},
     idempotency::{self, IdempotencyStore},
-    ops::{
-        activity::ActivityRecorder, maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter,
-        recent_writes::RecentWrites, usage::UsageRecorder,
-    },
+    notices::{Notices, address::AllowList},
+    ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, recent_writes::RecentWrites},
     settings::{DatabaseSettings, RedisSettings, Settings},
     store,
+    workbench::Workbench,
 };
 
 /// What time it is; tests fix it to walk a lifecycle without sleeping.
@@ -48,14 +46,11 @@ pub struct AppState {
     pub operations: String,
     pub supported_versions: HeaderValue,
     pub metrics: Metrics,
-    pub usage: UsageRecorder,
-    /// What each client does on each version, for the migration workbench.
-    pub activity: ActivityRecorder,
+    /// What each client does on each version, the questions asked of it, and what operators
+    /// set for the migration (pins, brownouts).
     pub workbench: Workbench,
-    /// The brownouts operators set, refreshed from the store by every instance.
-    pub brownouts: RwLock<Vec<Brownout>>,
-    /// The clients each version closed to new clients served before its deprecation.
-    pub established: crate::ops::newcomers::Established,
+    /// Where each client's owners are told, and the sending of what they are told.
+    pub notices: Notices,
     pub maintenance: Maintenance,
     /// Open connections and their limit, counted by the acceptor.
     pub connections: Arc<super::guard::Connections>,
@@ -99,6 +94,8 @@ impl AppState {
         };
         let limits = settings.http.page_limits();
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
+        let workbench = Workbench::new(store.clone(), settings.lifecycle.usage_retention_days);
+        let notices = Notices::new(AllowList::parse(settings.notices.notices_allow_hosts.as_deref()))?;
         let state = Self {
             services: Arc::new(Services::new(store.clone(), limits, Writes::Kept)),
             dry_run_services: Arc::new(Services::new(store.clone(), limits, Writes::RolledBack)),
@@ -111,11 +108,8 @@ impl AppState {
             settings,
             clock,
             metrics: Metrics::default(),
-            usage: UsageRecorder::default(),
-            activity: ActivityRecorder::default(),
-            workbench: Workbench::new(store.clone()),
-            brownouts: RwLock::default(),
-            established: Default::default(),
+            workbench,
+            notices,
             maintenance,
             draining: Default::default(),
             connections: Default::default(),
@@ -125,23 +119,8 @@ impl AppState {
             cors,
             store,
         };
-        state.refresh_workbench().await?;
+        state.workbench.refresh(&state.dispatch, (state.clock)()).await?;
         Ok(state)
-    }
-
-    /// A brownout set by an operator that refuses this client on `version` now, if any.
-    pub fn brownout_for(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<Brownout> {
-        let brownouts = self.brownouts.read().expect("brownouts");
-        brownouts.iter().find(|b| b.refuses(version, tenant, subject, now)).cloned()
-    }
-
-    /// Reads the pins and brownouts operators set (through any instance) from the store.
-    pub async fn refresh_workbench(&self) -> Result<(), crate::core::CoreError> {
-        let pins = self.workbench.pins().await?;
-        self.dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
-        let brownouts = self.workbench.brownouts().await?;
-        *self.brownouts.write().expect("brownouts") = brownouts;
-        self.established.refresh(self.store.as_ref(), &self.dispatch).await
     }
 }
 

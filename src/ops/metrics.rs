@@ -13,8 +13,11 @@ use std::{
     time::Duration,
 };
 
+use crate::notices::payload::KINDS;
+
 /// Upper bounds of the latency histogram, in seconds.
 const BUCKETS: [f64; 12] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0];
+
 /// Distinct clients `tandem_deprecated_requests_total` tracks before folding the rest into `other`.
 const MAX_CLIENTS: usize = 1000;
 
@@ -82,6 +85,8 @@ pub struct Metrics {
     deprecated: Family<(u16, Option<Client>), Labelled>,
     /// Requests of clients new to a version closed to them, by version.
     new_clients_refused: Family<u16, AtomicU64>,
+    /// Attempts to send notices, by type and outcome.
+    notices: Family<(&'static str, &'static str), AtomicU64>,
 }
 
 type Client = (Arc<str>, Arc<str>);
@@ -156,6 +161,13 @@ impl Metrics {
     /// A new client refused by a version closed to new clients.
     pub fn new_client_refused(&self, version: u16) {
         entry(&self.new_clients_refused, &version).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An attempt to send a notice of type `kind` (one of [`KINDS`]), and what it came to
+    /// (`delivered`, `retried`, `failed` or `disabled`).
+    pub fn notice(&self, kind: &str, outcome: &'static str) {
+        let Some(kind) = KINDS.iter().find(|k| **k == kind) else { return };
+        entry(&self.notices, &(*kind, outcome)).fetch_add(1, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition, with `gauges` (name, help, value) appended.
@@ -235,6 +247,19 @@ impl Metrics {
         refused.sort();
         for (version, n) in refused {
             let _ = writeln!(out, "tandem_new_clients_refused_total{{version=\"{version}\"}} {n}");
+        }
+        out.push_str("# HELP tandem_notices_total Attempts to send notices to clients, by type and outcome.\n");
+        out.push_str("# TYPE tandem_notices_total counter\n");
+        let mut notices: Vec<_> = self
+            .notices
+            .read()
+            .expect("metrics lock")
+            .iter()
+            .map(|(key, n)| (*key, n.load(Ordering::Relaxed)))
+            .collect();
+        notices.sort();
+        for ((kind, outcome), n) in notices {
+            let _ = writeln!(out, "tandem_notices_total{{type=\"{kind}\",outcome=\"{outcome}\"}} {n}");
         }
         for (name, kind, help, value) in gauges {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");

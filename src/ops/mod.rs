@@ -1,10 +1,7 @@
-//! Operating the service: Prometheus metrics, usage of deprecated versions, rate limits and
-//! maintenance mode.
+//! Operating the service: Prometheus metrics, rate limits, maintenance mode, and who wrote a
+//! moment ago (for the replica).
 
-pub mod activity;
 pub mod maintenance;
 pub mod metrics;
-pub mod newcomers;
 pub mod rate_limit;
 pub mod recent_writes;
-pub mod usage;

@@ -20,6 +20,9 @@ pub struct HttpSettings {
     pub max_body_bytes: u64,
     /// `TANDEM_MAX_UPLOAD_BYTES`: largest upload.
     pub max_upload_bytes: u64,
+    /// `TANDEM_MAX_HEADER_BYTES`: a request's header fields together, counted as they are read;
+    /// past it (or one field past 16 KB) the answer is 431.
+    pub max_header_bytes: usize,
     /// `TANDEM_MAX_CONNECTIONS`: connections open at once; past it the rest wait unaccepted.
     pub max_connections: usize,
     /// `TANDEM_HEADER_READ_TIMEOUT_MS`: a request's headers must arrive within this of its first
@@ -51,6 +54,7 @@ impl Default for HttpSettings {
             listen: "127.0.0.1:8080".into(),
             max_body_bytes: 1_048_576,
             max_upload_bytes: 10_485_760,
+            max_header_bytes: 65_536,
             max_connections: 4096,
             header_read_timeout_ms: 10_000,
             idle_timeout_ms: 60_000,
@@ -175,6 +179,9 @@ pub struct VersionSettings {
     pub vendor: String,
     /// `TANDEM_DEFAULT_VERSION`: version for requests that name none.
     pub default_version: u16,
+    /// `TANDEM_USAGE_RETENTION_DAYS`: usage of a version (per client, route and day) older than
+    /// this is removed, in bounded batches; at least 90, so readiness's longest window is whole.
+    pub usage_retention_days: u32,
     /// `[versions.<N>]` in `tandem.toml`, or `TANDEM_V<N>_DEPRECATED_AT`, `TANDEM_V<N>_SUNSET_AT`
     /// and `TANDEM_V<N>_BROWNOUTS`: each version's lifecycle, by its number.
     pub versions: BTreeMap<String, LifecycleSettings>,
@@ -182,8 +189,17 @@ pub struct VersionSettings {
 
 impl Default for VersionSettings {
     fn default() -> Self {
-        Self { vendor: "tandem".into(), default_version: 1, versions: BTreeMap::new() }
+        Self { vendor: "tandem".into(), default_version: 1, usage_retention_days: 400, versions: BTreeMap::new() }
     }
+}
+
+/// Where notices to clients may go (README "Notices to clients").
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NoticeSettings {
+    /// `TANDEM_NOTICES_ALLOW_HOSTS`: host names or addresses, comma-separated, that notices
+    /// may reach although they are internal (and by `http`): a hook relay inside the network.
+    pub notices_allow_hosts: Option<String>,
 }
 
 /// What the log shows, and how.

@@ -14,8 +14,8 @@ use secrecy::SecretString;
 use serde::de::DeserializeOwned;
 
 use super::{
-    DatabaseSettings, DatabaseUrl, HttpSettings, LoggingSettings, RedisSettings, Settings, TokenSettings,
-    VersionSettings,
+    DatabaseSettings, DatabaseUrl, HttpSettings, LoggingSettings, NoticeSettings, RedisSettings, Settings,
+    TokenSettings, VersionSettings,
     names::{self, PREFIX},
 };
 
@@ -37,6 +37,7 @@ fn groups() -> &'static [(&'static str, &'static [&'static str])] {
             ("redis", fields::<RedisSettings>()),
             ("tokens", fields::<TokenSettings>()),
             ("lifecycle", fields::<VersionSettings>()),
+            ("notices", fields::<NoticeSettings>()),
             ("logging", fields::<LoggingSettings>()),
         ]
     })

@@ -12,7 +12,9 @@ use std::fmt;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize, Serializer};
 
-pub use groups::{DatabaseSettings, HttpSettings, LoggingSettings, RedisSettings, TokenSettings, VersionSettings};
+pub use groups::{
+    DatabaseSettings, HttpSettings, LoggingSettings, NoticeSettings, RedisSettings, TokenSettings, VersionSettings,
+};
 pub use layers::{CONFIG_VARIABLE, Loaded, Source};
 
 /// Everything the service reads at start, by subsystem. Secrets are wrapped so `Debug` never
@@ -26,8 +28,12 @@ pub struct Settings {
     pub redis: RedisSettings,
     pub tokens: TokenSettings,
     pub lifecycle: VersionSettings,
+    pub notices: NoticeSettings,
     pub logging: LoggingSettings,
 }
+
+/// The fewest days of usage kept: readiness's longest window (README "Deciding a sunset").
+pub const MIN_USAGE_RETENTION_DAYS: u32 = 90;
 
 /// The log filter when `TANDEM_LOG` names none.
 pub const DEFAULT_LOG_FILTER: &str = "info,sqlx=warn,poem=warn";
@@ -116,6 +122,15 @@ impl Settings {
             anyhow::ensure!(!value.trim().is_empty(), "{name} must not be empty");
         }
         anyhow::ensure!(self.http.request_timeout_ms > 0, "TANDEM_REQUEST_TIMEOUT_MS must be positive");
+        // hyper reads a head into a buffer of 400 KB at most: the limit must be below it.
+        anyhow::ensure!(
+            (1024..=262_144).contains(&self.http.max_header_bytes),
+            "TANDEM_MAX_HEADER_BYTES must be between 1024 and 262144"
+        );
+        anyhow::ensure!(
+            self.lifecycle.usage_retention_days >= MIN_USAGE_RETENTION_DAYS,
+            "TANDEM_USAGE_RETENTION_DAYS must be at least {MIN_USAGE_RETENTION_DAYS} (readiness looks back that far)"
+        );
         anyhow::ensure!(self.database.db_pool_size > 0, "TANDEM_DB_POOL_SIZE must be positive");
         anyhow::ensure!(self.http.max_connections > 0, "TANDEM_MAX_CONNECTIONS must be positive");
         anyhow::ensure!(self.http.header_read_timeout_ms > 0, "TANDEM_HEADER_READ_TIMEOUT_MS must be positive");

@@ -9,6 +9,7 @@ mod customers;
 mod errors;
 mod import_slots;
 pub mod lists;
+mod notices;
 mod ops;
 mod postgres;
 pub mod query;

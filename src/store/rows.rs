@@ -54,16 +54,34 @@ pub(crate) struct Statement<'a> {
     /// Built for the call, or written once (`'static`) and not copied.
     pub sql: Cow<'a, str>,
     pub values: Vec<Value<'a>>,
+    /// Many rows of the same columns, where the SQL says [`ROWS`]: each backend writes them its
+    /// own way (PostgreSQL one array per column, SQLite multi-row `VALUES`, as many statements
+    /// as its limit on values needs), numbered after `values`.
+    pub rows: Option<Vec<Vec<Value<'a>>>>,
 }
+
+/// Where a statement's rows go: `WITH u(a, b) AS (ROWS) …`.
+pub(crate) const ROWS: &str = "{rows}";
 
 impl<'a> Statement<'a> {
     pub fn new(sql: impl Into<Cow<'a, str>>, values: impl Into<Vec<Value<'a>>>) -> Self {
-        Self { sql: sql.into(), values: values.into() }
+        Self { sql: sql.into(), values: values.into(), rows: None }
     }
 
     /// A statement that binds nothing.
     pub fn plain(sql: impl Into<Cow<'a, str>>) -> Self {
-        Self { sql: sql.into(), values: Vec::new() }
+        Self { sql: sql.into(), values: Vec::new(), rows: None }
+    }
+
+    /// A statement over many rows (`sql` holds [`ROWS`] once), each of the same kinds of values;
+    /// with no rows it is not run at all, and reads nothing.
+    pub fn rows(sql: impl Into<Cow<'a, str>>, values: impl Into<Vec<Value<'a>>>, rows: Vec<Vec<Value<'a>>>) -> Self {
+        Self { sql: sql.into(), values: values.into(), rows: Some(rows) }
+    }
+
+    /// Has rows to run over, or none were asked for.
+    pub fn runs(&self) -> bool {
+        self.rows.as_ref().is_none_or(|rows| !rows.is_empty())
     }
 }
 
@@ -141,11 +159,29 @@ impl Bound {
     }
 }
 
+/// Reads that see one state of the database: a read-only transaction each backend begins. Dropped
+/// before [`RowSnapshot::finish`], it is rolled back.
+#[async_trait]
+pub(crate) trait RowSnapshot: Send {
+    type Row: NamedRow + Send;
+
+    /// The rows one statement reads.
+    async fn read(&mut self, statement: &Statement<'_>) -> StoreResult<Vec<Self::Row>>;
+
+    async fn finish(self) -> StoreResult<()>;
+}
+
 /// A backend that runs [`Statement`]s.
 #[async_trait]
 pub(crate) trait RowStore: Send + Sync {
     type Row: NamedRow + Send;
+    type Snapshot<'s>: RowSnapshot<Row = Self::Row> + 's
+    where
+        Self: 's;
     const DIALECT: Dialect;
+
+    /// Begins reads that all see the same committed state.
+    async fn snapshot(&self) -> StoreResult<Self::Snapshot<'_>>;
 
     /// Runs the statements in order in one transaction; the rows each one changed.
     async fn write_all(&self, statements: &[Statement<'_>], bound: Bound) -> StoreResult<Vec<u64>>;
@@ -178,6 +214,16 @@ pub(crate) async fn read<S: RowStore, T>(
     map: fn(&S::Row) -> Result<T, sqlx::Error>,
 ) -> StoreResult<Vec<T>> {
     let rows = store.read_all(&statement).await?;
+    rows.iter().map(map).collect::<Result<_, _>>().map_err(from_sqlx)
+}
+
+/// Reads `statement`'s rows with `map` inside a snapshot.
+pub(crate) async fn read_in<R: RowSnapshot, T>(
+    snapshot: &mut R,
+    statement: Statement<'_>,
+    map: impl Fn(&R::Row) -> Result<T, sqlx::Error>,
+) -> StoreResult<Vec<T>> {
+    let rows = snapshot.read(&statement).await?;
     rows.iter().map(map).collect::<Result<_, _>>().map_err(from_sqlx)
 }
 

@@ -46,3 +46,6 @@ pub fn over(v2: &Version) -> Version {
 pub fn version() -> Version {
     over(&crate::v2::version())
 }
+
+#[cfg(test)]
+mod declaration_tests;

@@ -8,6 +8,7 @@ pub mod body_limit;
 pub mod body_policy;
 pub mod context;
 pub mod documented;
+pub mod duplicates;
 pub mod envelope;
 pub mod error;
 pub mod etag;

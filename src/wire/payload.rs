@@ -16,9 +16,14 @@ use serde_json::Value;
 
 use super::{
     body_limit::BodyTooLarge,
+    duplicates::first_duplicate,
     error::{ApiError, Kind},
 };
-use crate::core::patch::Patch;
+use crate::core::{
+    fields::{FieldError, Rule},
+    patch::Patch,
+    users::BodyPolicy,
+};
 
 pub const JSON: &str = "application/json";
 pub const MERGE_PATCH: &str = "application/merge-patch+json";
@@ -43,18 +48,34 @@ pub async fn read_bytes(body: Body) -> Result<Bytes, ApiError> {
     })
 }
 
-/// Reads the whole body (within the size limit) and parses it as JSON.
-async fn read_json(body: &mut RequestBody) -> poem::Result<Value> {
+/// Reads the whole body (within the size limit) and parses it as JSON. A strict reading (the
+/// request's body policy: the newest version's, unless an older version relaxed it) refuses a
+/// member name given twice in one object, which JSON parsers read only one of.
+async fn read_json(request: &Request, body: &mut RequestBody) -> poem::Result<Value> {
     let bytes = read_bytes(body.take()?).await?;
-    serde_json::from_slice(&bytes).map_err(|err| {
+    let strict = request.extensions().get::<BodyPolicy>().is_none_or(|policy| policy.strict);
+    Ok(parse_json(&bytes, strict)?)
+}
+
+/// A whole body read as strict JSON, as the routes outside the versions read theirs.
+pub async fn read_strict_json(body: Body) -> Result<Value, ApiError> {
+    parse_json(&read_bytes(body).await?, true)
+}
+
+fn parse_json(bytes: &[u8], strict: bool) -> Result<Value, ApiError> {
+    let value = serde_json::from_slice(bytes).map_err(|err| {
         // The position only: serde's message can quote the client's data.
         let position = if bytes.is_empty() {
             "the body is empty".to_string()
         } else {
             format!("line {}, column {}", err.line(), err.column())
         };
-        ApiError::new(Kind::MalformedJson).with_detail(position).into()
-    })
+        ApiError::new(Kind::MalformedJson).with_detail(position)
+    })?;
+    if strict && let Some(pointer) = first_duplicate(bytes) {
+        return Err(ApiError::validation(vec![FieldError::at_pointer(pointer, Rule::DuplicateKey)]));
+    }
+    Ok(value)
 }
 
 /// A JSON body (`application/json` or any `application/*+json`) whose schema is `T`.
@@ -82,8 +103,8 @@ impl<T: Type> Payload for JsonBody<T> {
 impl<T: Type> ParsePayload for JsonBody<T> {
     const IS_REQUIRED: bool = true;
 
-    async fn from_request(_request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        Ok(Self { value: read_json(body).await?, _schema: PhantomData })
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Self { value: read_json(request, body).await?, _schema: PhantomData })
     }
 }
 
@@ -125,8 +146,8 @@ impl<'a, T: Type, O: Type> ApiExtractor<'a> for PatchBody<T, O> {
     ) -> poem::Result<Self> {
         let content_type = request.content_type().map(essence);
         let patch = match content_type.as_deref() {
-            Some(JSON_PATCH) => Patch::Json(read_json(body).await?),
-            Some(ct) if is_json(ct) => Patch::Merge(read_json(body).await?),
+            Some(JSON_PATCH) => Patch::Json(read_json(request, body).await?),
+            Some(ct) if is_json(ct) => Patch::Merge(read_json(request, body).await?),
             _ => return Err(unsupported(&[MERGE_PATCH, JSON, JSON_PATCH]).into()),
         };
         Ok(Self { patch, _schema: PhantomData })

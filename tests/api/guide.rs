@@ -18,6 +18,7 @@ crate::scenarios![
     the_guide_is_json_markdown_or_html_and_names_no_one,
     a_client_never_seen_has_an_empty_guide,
     the_guide_is_the_same_from_every_instance,
+    every_v1_operation_is_guided_to_the_v2_operation_that_serves_it,
 ];
 
 const NOW: &str = "2026-06-15T12:00:00Z";
@@ -152,7 +153,7 @@ async fn the_guide_is_json_markdown_or_html_and_names_no_one(backend: Backend) {
     let text = &markdown.text;
     assert!(text.starts_with("# Migration guide: v1 to v2\n"), "{text}");
     assert!(text.contains("**Next step:** Change the requests listed under each route"), "{text}");
-    assert!(text.contains("## GET /customers → GET /api/v2/customers\n"), "{text}");
+    assert!(text.contains("## GET /api/customers → GET /api/v2/customers\n"), "{text}");
     assert!(text.contains("- **sorting** (`sort-parameter`, met by 3 requests): Send sort=<field>,asc instead of sortBy=<field>.\n  - `sortBy=name`: 3 requests\n"), "{text}");
     assert!(text.contains("  - `/role`: 1 request"), "{text}");
 
@@ -199,11 +200,13 @@ async fn the_guide_is_the_same_from_every_instance(backend: Backend) {
     let bot = token("ci-bot");
     legacy_traffic(&a, &bot, "ada@example.com").await;
     legacy_traffic(&b, &bot, "lovelace@example.com").await;
-    // A writes its own counts as it answers; B has not yet written its own.
-    guide(&a, &bot, "application/json").await.assert_status(200);
+    // Each instance answers with its own counts not yet written; once both have written them
+    // (within a second), both read the sum.
+    a.counts_written().await;
+    b.counts_written().await;
     let from_b = guide(&b, &bot, "application/json").await.json();
     let from_a_again = guide(&a, &bot, "application/json").await.json();
-    assert_eq!(from_b, from_a_again, "each instance writes its own counts; then both read the sum");
+    assert_eq!(from_b, from_a_again, "both read the sum");
     assert_eq!(from_a_again["routes"][0]["mustChange"][0]["details"][0]["requests"], 6);
     let markdown = |app: &TestApp| {
         let request =
@@ -211,4 +214,57 @@ async fn the_guide_is_the_same_from_every_instance(backend: Backend) {
         async move { send(request).await.text }
     };
     assert_eq!(markdown(&a).await, markdown(&b).await);
+}
+
+/// A client that called every v1 operation is told, for each one, a v2 operation that exists:
+/// the same method on the route template v2's own document declares (its parameters kept), and
+/// in the markdown the path the client called.
+async fn every_v1_operation_is_guided_to_the_v2_operation_that_serves_it(backend: Backend) {
+    let app = backend.spawn_at(deprecated, FixedClock::at(NOW).clock()).await;
+    let v1: Value = send(app.client.get(app.url("/api/v1/openapi.json"))).await.json();
+    let v2: Value = send(app.client.get(app.url("/api/v2/openapi.json"))).await.json();
+    let mut operations = Vec::new();
+    for (template, methods) in v1["paths"].as_object().unwrap() {
+        for method in methods.as_object().unwrap().keys().filter(|m| *m != "parameters") {
+            operations.push((method.to_uppercase(), template.clone()));
+        }
+    }
+    assert!(operations.len() >= 10, "{operations:?}");
+    // Called through the legacy paths a v1 client uses (`/users/1`, `/api/customers`); whatever
+    // each answers, its route is the client's.
+    for (method, template) in &operations {
+        let path = format!("/api/v1{}", template.replace("{id}", "1"));
+        let request = app.request(method.parse().unwrap(), &path).json(&json!({}));
+        let status = send(request).await.status;
+        assert!(status < 500, "{method} {path}: {status}");
+    }
+    let guide = app.get("/api/migration/guide").await.json();
+    let routes = guide["routes"].as_array().unwrap();
+    assert_eq!(routes.len(), operations.len(), "{guide}");
+    for route in routes {
+        let successor = &route["successor"];
+        assert_eq!(successor["method"], route["method"]);
+        let path = successor["path"].as_str().unwrap();
+        let in_v2 = path.strip_prefix("/api/v2").unwrap_or_else(|| panic!("{path} is not under /api/v2"));
+        let method = route["method"].as_str().unwrap().to_lowercase();
+        assert!(
+            v2["paths"][in_v2][&method].is_object(),
+            "{} {}: {method} {path} is no v2 operation",
+            route["method"],
+            route["route"]
+        );
+        if route["route"].as_str().unwrap().ends_with("{id}") {
+            assert!(path.ends_with("{id}"), "the record's parameter is kept: {path}");
+        }
+    }
+    let markdown = send(app.request(Method::GET, "/api/migration/guide").header("accept", "text/markdown")).await.text;
+    for heading in [
+        "## GET /users/{id} → GET /api/v2/users/{id}",
+        "## PUT /users/{id} → PUT /api/v2/users/{id}",
+        "## GET /api/customers → GET /api/v2/customers",
+        "## POST /upload → POST /api/v2/customers/imports",
+        "## GET /api/customers/branch → GET /api/v2/customers",
+    ] {
+        assert!(markdown.contains(heading), "{heading} in\n{markdown}");
+    }
 }

@@ -56,15 +56,16 @@ async fn sigterm_stops_the_binary_with_exit_0(backend: Backend) {
         .expect("the binary starts");
     let stdout = child.stdout.take().unwrap();
     let (address_tx, address_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(address) = serde_json::from_str::<serde_json::Value>(&line)
-                .ok()
-                .and_then(|v| v["fields"]["address"].as_str().map(str::to_string))
-            {
-                let _ = address_tx.send(address);
+            let line = serde_json::from_str::<serde_json::Value>(&line).unwrap_or_default();
+            if let Some(address) = line["fields"]["address"].as_str() {
+                let _ = address_tx.send(address.to_string());
             }
+            lines.push(line);
         }
+        lines
     });
     let address = address_rx.recv_timeout(Duration::from_secs(20)).expect("the chosen address is logged");
     let live = send(reqwest::Client::new().get(format!("http://{address}/health/live"))).await;
@@ -73,6 +74,13 @@ async fn sigterm_stops_the_binary_with_exit_0(backend: Backend) {
     Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
     assert_eq!(status.code(), Some(0));
+    // The log says which signal stopped it, so an operator can tell who did.
+    let lines = reader.join().unwrap();
+    let stopping = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "shutting down: finishing in-flight requests")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(stopping["fields"]["signal"], "SIGTERM", "{stopping}");
 }
 
 /// A rolling deploy: a newer instance (or the migration job) applied a migration this build does

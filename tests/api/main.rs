@@ -1,5 +1,6 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
+mod at_scale;
 mod auth;
 mod concurrent_creates;
 mod connections;
@@ -10,6 +11,7 @@ mod deprecation;
 mod dispatch;
 mod documented;
 mod dry_runs;
+mod edges;
 mod errors;
 mod guide;
 mod hardening;
@@ -22,6 +24,7 @@ mod jwks;
 mod lifecycle;
 mod listing;
 mod logs;
+mod notices;
 mod oidc;
 mod older_version;
 mod operations;
@@ -72,6 +75,9 @@ fn main() {
         workbench::scenarios(),
         dry_runs::scenarios(),
         guide::scenarios(),
+        at_scale::scenarios(),
+        edges::scenarios(),
+        notices::scenarios(),
         sunset::scenarios(),
         traces::scenarios(),
     ]);

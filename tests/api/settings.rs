@@ -74,10 +74,12 @@ fn rows() -> Vec<Row> {
         "TANDEM_V1_SUNSET_AT" => sunset_at,
         "TANDEM_V1_BROWNOUTS" => brownouts,
         "TANDEM_V1_NEW_CLIENTS" => new_clients,
+        "TANDEM_USAGE_RETENTION_DAYS" => usage_retention_days,
         "TANDEM_MAX_PAGE_SIZE" => max_page_size,
         "TANDEM_DEFAULT_PAGE_SIZE" => default_page_size,
         "TANDEM_MAX_BODY_BYTES" => max_body_bytes,
         "TANDEM_MAX_UPLOAD_BYTES" => max_upload_bytes,
+        "TANDEM_MAX_HEADER_BYTES" => max_header_bytes,
         "TANDEM_MAX_CONNECTIONS" => max_connections,
         "TANDEM_HEADER_READ_TIMEOUT_MS" => header_read_timeout,
         "TANDEM_IDLE_TIMEOUT_MS" => idle_timeout,
@@ -90,6 +92,7 @@ fn rows() -> Vec<Row> {
         "TANDEM_RATE_LIMIT" => rate_limit,
         "TANDEM_MAINTENANCE" => maintenance,
         "TANDEM_CORS_ORIGINS" => cors_origins,
+        "TANDEM_NOTICES_ALLOW_HOSTS" => notices_allow_hosts,
         "TANDEM_CONFIG" => config_path,
     ]
 }
@@ -450,6 +453,88 @@ async fn new_clients(backend: Backend) {
     assert!(message.contains("TANDEM_V1_NEW_CLIENTS=\"maybe\" must be allow or refuse"), "{message}");
 }
 
+/// Usage of 200 days ago, and of 10: the default (400 days) keeps both; 90 removes the older at
+/// once (an instance prunes as it starts); under 90 refuses to start.
+async fn usage_retention_days(backend: Backend) {
+    let database_url = backend.fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = [("TANDEM_DATABASE_URL", Some(database_url.as_str()))];
+    assert!(binary::run(dir.path(), &["migrate"], &db).status.success());
+    let day = |ago: i64| (chrono::Utc::now() - chrono::Duration::days(ago)).date_naive();
+    for (subject, ago) in [("old-app", 200), ("recent-app", 10)] {
+        let d = day(ago);
+        let seen = d.and_hms_opt(12, 0, 0).unwrap().and_utc();
+        if backend.is_postgres() {
+            let pool = sqlx::PgPool::connect(&database_url).await.unwrap();
+            sqlx::query("INSERT INTO usage_daily VALUES (1, 'default', $1, '/users', $2, 3, $3, $3)")
+                .bind(subject)
+                .bind(d)
+                .bind(seen)
+                .execute(&pool)
+                .await
+                .unwrap();
+            sqlx::query("INSERT INTO usage_days VALUES (1, $1, 3)").bind(d).execute(&pool).await.unwrap();
+            // PostgreSQL keeps each client's windows beside its days (README "At an API's scale").
+            sqlx::query("INSERT INTO client_usage VALUES (1, 'default', $1, $2, $3, array_fill(3::bigint, ARRAY[90]))")
+                .bind(subject)
+                .bind(seen)
+                .bind(d)
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+        } else {
+            let pool = sqlx::SqlitePool::connect(&database_url).await.unwrap();
+            sqlx::query("INSERT INTO usage_daily VALUES (1, 'default', ?1, '/users', ?2, 3, ?3, ?3)")
+                .bind(subject)
+                .bind(d.to_string())
+                .bind(seen.timestamp())
+                .execute(&pool)
+                .await
+                .unwrap();
+            sqlx::query("INSERT INTO usage_days VALUES (1, ?1, 3)").bind(d.to_string()).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+    }
+    let since = (chrono::Utc::now() - chrono::Duration::days(300)).format("%Y-%m-%dT00:00:00Z").to_string();
+    let path = format!("/admin/usage?version=1&since={since}");
+    let subjects = |reply: Reply| -> Vec<String> {
+        reply.json()["clients"].as_array().unwrap().iter().map(|c| c["subject"].as_str().unwrap().to_string()).collect()
+    };
+    let kept = start(&backend, &db).await;
+    assert_eq!(subjects(kept.get(&path).await), vec!["old-app", "recent-app"], "400 days keep both");
+    drop(kept);
+    let env = [db[0], ("TANDEM_USAGE_RETENTION_DAYS", Some("90"))];
+    let pruned = start(&backend, &env).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while subjects(pruned.get(&path).await) != vec!["recent-app"] {
+        assert!(std::time::Instant::now() < deadline, "usage past 90 days was never pruned");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let message = refused(&backend, &[("TANDEM_USAGE_RETENTION_DAYS", Some("30"))]).await;
+    assert!(message.contains("TANDEM_USAGE_RETENTION_DAYS must be at least 90"), "{message}");
+}
+
+/// Header fields past the total are 431 with a body, answered as they are read; out of range
+/// refuses to start.
+async fn max_header_bytes(backend: Backend) {
+    let served = start(&backend, &[("TANDEM_MAX_HEADER_BYTES", Some("4096"))]).await;
+    let fields: Vec<(String, String)> = (0..5).map(|i| (format!("x-part-{i}"), "p".repeat(1000))).collect();
+    let with = |fields: &[(String, String)]| {
+        let mut request = served.client.get(served.url("/api/v2/users")).bearer_auth(&served.admin);
+        for (name, value) in fields {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        send(request)
+    };
+    let too_large = with(&fields).await;
+    too_large.assert_status(431);
+    assert_eq!(too_large.json()["type"], "/problems/request-header-fields-too-large", "{}", too_large.text);
+    with(&fields[..2]).await.assert_status(200);
+    let message = refused(&backend, &[("TANDEM_MAX_HEADER_BYTES", Some("100"))]).await;
+    assert!(message.contains("TANDEM_MAX_HEADER_BYTES must be between 1024 and 262144"), "{message}");
+}
+
 async fn max_page_size(backend: Backend) {
     let served = start(&backend, &[("TANDEM_MAX_PAGE_SIZE", Some("25"))]).await;
     served.get("/api/v2/users?size=25").await.assert_status(200);
@@ -606,6 +691,20 @@ async fn cors_origins(backend: Backend) {
         .header("access-control-request-method", "GET");
     let reply = send(preflight).await;
     assert_eq!(reply.header("access-control-allow-origin"), Some("https://app.example.com"), "{reply:?}");
+}
+
+/// A loopback receiver may be set only where it is allow-listed.
+async fn notices_allow_hosts(backend: Backend) {
+    let body = json!({"url": "http://127.0.0.1:9/hook"});
+    let set = |served: &Served| {
+        send(served.client.put(served.url("/api/migration/notices")).bearer_auth(&served.admin).json(&body))
+    };
+    let allowed = start(&backend, &[("TANDEM_NOTICES_ALLOW_HOSTS", Some("localhost, 127.0.0.1"))]).await;
+    set(&allowed).await.assert_status(200);
+    let default = start(&backend, &[]).await;
+    let refused = set(&default).await;
+    refused.assert_status(400);
+    assert_eq!(refused.error_codes(), [("/url".to_string(), "https_required".to_string())]);
 }
 
 async fn config_path(backend: Backend) {

@@ -73,8 +73,8 @@ async fn readiness_names_who_blocks_and_when_the_traffic_ends(backend: Backend) 
         readiness(&app, "").await,
         json!({"version": 1, "sunsetAt": "2026-07-01T00:00:00Z", "daysLeft": 16, "window": 7, "ready": false,
                "blocking": [{"tenant": "acme", "subject": "ci-bot", "status": "not-started", "requests": 21,
-                             "lastRequest": "2026-06-14T12:00:00Z", "mustChange": 1}],
-               "clients": {"seen": 1, "blocking": 1},
+                             "lastRequest": "2026-06-14T12:00:00Z", "mustChange": 1, "acknowledged": false}],
+               "clients": {"seen": 1, "blocking": 1, "acknowledged": 0},
                "requestsPerDay": days(&[6, 5, 4, 3, 2, 1, 0], 9),
                "projectedLastDay": "2026-06-15"})
     );
@@ -90,7 +90,7 @@ async fn readiness_names_who_blocks_and_when_the_traffic_ends(backend: Backend) 
     assert_eq!((later["ready"].clone(), later["blocking"].clone()), (json!(true), json!([])));
     assert_eq!(
         (later["clients"].clone(), later["projectedLastDay"].clone()),
-        (json!({"seen": 0, "blocking": 0}), Value::Null)
+        (json!({"seen": 0, "blocking": 0, "acknowledged": 0}), Value::Null)
     );
     // A version that is not deprecated answers the same shape, without a sunset.
     let current = app.get("/admin/versions/2/readiness").await.json();
@@ -118,8 +118,8 @@ async fn readiness_counts_every_instance(backend: Backend) {
     for _ in 0..2 {
         assert_eq!(call(&b, &token("on-b"), "/users").await, 200);
     }
-    // B writes its counts as it answers; A then reads them with its own.
-    b.get("/admin/versions/1/readiness").await.assert_status(200);
+    // B writes its counts within a second; A then reads them with its own.
+    b.counts_written().await;
     let answer = readiness(&a, "").await;
     let blocking: Vec<(String, u64)> = answer["blocking"]
         .as_array()
@@ -160,7 +160,7 @@ async fn sunset_check_gates_a_release_pipeline(backend: Backend) {
     assert!(stdout.starts_with("v1 is ready to turn off: no client called it in the last 7 days."), "{stdout}");
 
     assert_eq!(call(&app, &token("ci-bot"), "/users").await, 200);
-    app.get("/admin/versions/1/readiness").await.assert_status(200); // this instance's counts, written
+    app.counts_written().await; // the command reads the database alone
     let (code, stdout, _) = check(&app.database_url, &["--version", "1"]);
     assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.starts_with("v1 is NOT ready to turn off: 1 client(s) called it in the last 7 days."), "{stdout}");
@@ -250,13 +250,13 @@ async fn a_deprecated_version_takes_no_new_clients(backend: Backend) {
     // Before the deprecation anyone may start; the old app does (a dry run or a rehearsal
     // would not have counted).
     assert_eq!(call(&a, &old, "/users").await, 200);
-    a.get("/admin/versions/1/readiness").await.assert_status(200); // A's counts, written
     clock.set("2026-06-15T12:00:00Z");
     let mut settings = test_settings(&a.database_url);
     closed(&mut settings);
     let b = TestApp::start_with_clock(settings, clock.clock()).await;
     for app in [&a, &b] {
-        // Either instance reads who came before within the workbench's refresh (every second).
+        // A writes its counts within a second; B reads who came before the first time it sees
+        // a client, and asks again a little later while it found none.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while call(app, &old, "/users").await != 200 {
             assert!(std::time::Instant::now() < deadline, "the old client is still refused");

@@ -25,6 +25,7 @@ crate::scenarios![
     bad_workbench_input_is_400_and_stores_nothing;
     in a browser:
     the_dashboard_shows_each_clients_migration,
+    the_dashboard_pages_through_clients_and_finds_one,
 ];
 
 const NOW: &str = "2026-06-15T12:00:00Z";
@@ -212,8 +213,9 @@ async fn counts_add_up_across_two_instances(backend: Backend) {
         get(&b, &bot, "/users").await.assert_status(200);
     }
     get(&b, &bot, "/api/v2/users").await.assert_status(200);
-    // Each instance writes its own buffer when asked; once both have, either one has the sum.
-    mine(&b, &bot).await;
+    // Each instance adds its own counts not yet written; once B has written its own (within a
+    // second), A answers the sum.
+    b.counts_written().await;
     let record = mine(&a, &bot).await;
     assert_eq!(route(&record, "GET", "/users")["requests"], 5);
     assert_eq!(record["status"], "in-progress", "B saw the v2 request");
@@ -299,8 +301,8 @@ async fn targeted_brownouts_refuse_only_their_clients(backend: Backend) {
         get(app, &other, "/users").await.assert_status(200);
         get(app, &bot, "/api/v2/users").await.assert_status(200);
     }
-    // Once B has written its buffer, A reports both instances' refusals.
-    mine(&b, &bot).await;
+    // Once B has written its counts, A reports both instances' refusals.
+    b.counts_written().await;
     assert_eq!(mine(&a, &bot).await["brownoutRefusals"], 2);
     // Ended early, on every instance.
     send(b.request(Method::DELETE, &format!("/admin/brownouts/{id}"))).await.assert_status(200);
@@ -400,7 +402,7 @@ async fn everyone_at_risk_first_with_a_summary_and_a_csv(backend: Backend) {
     csv.assert_status(200);
     assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
     let lines: Vec<&str> = csv.text.lines().collect();
-    assert_eq!(lines[0], "tenant,subject,status,method,route,requests,firstSeen,lastSeen,changes,exposures");
+    assert_eq!(lines[0], "tenant,subject,status,method,route,requests,firstSeen,lastSeen,changes,exposures,successor");
     assert_eq!(lines.len(), 5, "{}", csv.text);
     assert!(
         lines[1]
@@ -409,7 +411,7 @@ async fn everyone_at_risk_first_with_a_summary_and_a_csv(backend: Backend) {
         lines[1]
     );
     // Reading `/users` meets no change a request must make: the exposures column is empty.
-    assert!(lines[1].ends_with("keyset-slices,"), "{}", lines[1]);
+    assert!(lines[1].ends_with("keyset-slices,,/api/v2/users"), "{}", lines[1]);
     assert_eq!(app.get("/admin/migration?version=1&format=csv").await.text, csv.text);
     assert_eq!(app.get("/admin/migration?version=1&format=xml").await.status, 400);
     assert_eq!(app.get("/admin/migration?version=2").await.error_codes(), vec![("version".into(), "one_of".into())]);
@@ -495,4 +497,49 @@ async fn the_dashboard_shows_each_clients_migration(backend: Backend) {
     let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-migration.png");
     browser.screenshot(&shot).await;
     assert!(std::fs::metadata(&shot).unwrap().len() > 1000, "a screenshot was written");
+}
+
+/// Past its first page of 50, the dashboard fetches the next on request, and it finds one client
+/// by tenant and subject.
+async fn the_dashboard_pages_through_clients_and_finds_one(backend: Backend) {
+    let app = backend.spawn_with(deprecated).await;
+    for i in 0..55 {
+        get(&app, &token(&format!("app-{i:02}"), "acme"), "/users").await.assert_status(200);
+    }
+    get(&app, &token("sorter", "globex"), "/api/v1/customers?sortBy=name").await.assert_status(200);
+    let mut browser = crate::harness::browser::Browser::launch().await;
+    browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
+    browser.wait_for("!document.getElementById('migration').hidden", Duration::from_secs(10)).await;
+    let rows = "document.querySelectorAll('#progress tbody tr').length";
+    assert_eq!(browser.eval(rows).await, 50);
+    assert_eq!(browser.eval("document.getElementById('shown').textContent").await, "50 of 56 clients shown");
+    assert_eq!(browser.eval("document.querySelector('#status-not-started b').textContent").await, "56");
+    // At risk first: the client whose requests met a change.
+    assert_eq!(browser.eval("document.querySelector('#progress tbody tr').cells[1].textContent").await, "sorter");
+    browser.eval("document.getElementById('more').click(); true").await;
+    browser.wait_for(&format!("{rows} === 56"), Duration::from_secs(10)).await;
+    assert_eq!(browser.eval("document.getElementById('more').hidden").await, true);
+    let subjects =
+        browser.eval("[...document.querySelectorAll('#progress tbody tr')].map(r => r.cells[1].textContent)").await;
+    let unique: std::collections::HashSet<&str> =
+        subjects.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert_eq!(unique.len(), 56, "every client once");
+    // The busiest of the last 30 days, and the totals of all.
+    assert_eq!(browser.eval("document.getElementById('clients').textContent").await, "56");
+    assert_eq!(browser.eval("document.querySelector('#ranking tbody tr').cells[1].textContent").await, "app-00");
+    // One client, found by tenant and subject.
+    browser
+        .eval("document.getElementById('find-tenant').value = 'globex'; document.getElementById('find-subject').value = 'sorter'; document.querySelector('#find button').click(); true")
+        .await;
+    browser
+        .wait_for("document.getElementById('found').textContent.includes('globex / sorter')", Duration::from_secs(10))
+        .await;
+    let found = browser.eval("document.getElementById('found').textContent").await;
+    assert!(found.as_str().unwrap().contains("sort-parameter ×1"), "{found}");
+    browser
+        .eval("document.getElementById('find-subject').value = 'nobody'; document.querySelector('#find button').click(); true")
+        .await;
+    browser
+        .wait_for("document.getElementById('found').textContent.startsWith('No such client')", Duration::from_secs(10))
+        .await;
 }

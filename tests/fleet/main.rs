@@ -20,7 +20,7 @@ use std::{panic::AssertUnwindSafe, path::Path, process::ExitCode, time::Instant}
 
 use futures_util::FutureExt;
 
-use services::Fleet;
+use services::{Fleet, Instance};
 
 macro_rules! scenarios {
     ($($module:ident::$name:ident),* $(,)?) => {
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        let logs: Vec<String> = (0..fleet.instances.len()).map(|i| fleet.instance_log(i)).collect();
+        let logs: Vec<String> = fleet.instances.iter().map(Instance::logged).collect();
         let database = fleet.database.clone();
         let keep = std::env::var_os("TANDEM_TEST_FLEET_KEEP").is_some();
         drop(fleet);

@@ -22,7 +22,8 @@ pub const REPLICA_MAX_LAG_MS: u64 = 5000;
 pub const REQUEST_TIMEOUT_MS: u64 = 5000;
 /// Every instance's rate limit, per tenant and subject, a second.
 pub const RATE_LIMIT: u32 = 100;
-pub const DRAIN_SECONDS: u64 = 2;
+/// Longer than nginx's upstream keepalive_timeout (deploy/nginx.conf), as deploy/check requires.
+pub const DRAIN_SECONDS: u64 = 5;
 
 pub struct Fleet {
     pub dir: PathBuf,
@@ -43,23 +44,23 @@ pub struct Fleet {
 
 pub struct Instance {
     pub port: u16,
-    process: Option<Child>,
-    env: Vec<(String, String)>,
-    log: PathBuf,
+    pub process: Option<Child>,
+    pub env: Vec<(String, String)>,
+    pub log: PathBuf,
 }
 
 pub struct Postgres {
-    bin: PathBuf,
-    data: PathBuf,
+    pub bin: PathBuf,
+    pub data: PathBuf,
     pub port: u16,
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
 }
 
 /// PostgreSQL refuses to run as root: as root, run its programs as `postgres`.
-fn as_postgres(program: &Path) -> Command {
+pub fn as_postgres(program: &Path) -> Command {
     if is_root() {
         let mut command = Command::new("runuser");
         command.args(["-u", "postgres", "--"]).arg(program);
@@ -69,7 +70,7 @@ fn as_postgres(program: &Path) -> Command {
     }
 }
 
-fn log_file(path: &Path) -> Stdio {
+pub fn log_file(path: &Path) -> Stdio {
     Stdio::from(fs::File::create(path).unwrap())
 }
 
@@ -78,11 +79,11 @@ pub fn run(command: &mut Command, what: &str) {
     assert!(output.status.success(), "{what} failed: {}", String::from_utf8_lossy(&output.stderr));
 }
 
-fn signal(child: &Child, name: &str) {
+pub fn signal(child: &Child, name: &str) {
     let _ = Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status();
 }
 
-async fn wait_for(what: &str, limit: Duration, mut ready: impl AsyncFnMut() -> bool) {
+pub async fn wait_for(what: &str, limit: Duration, mut ready: impl AsyncFnMut() -> bool) {
     let started = Instant::now();
     while !ready().await {
         assert!(started.elapsed() < limit, "{what} not ready within {limit:?}");
@@ -131,49 +132,18 @@ impl Fleet {
 
         let (redis, sentinels, sentinel_ports) = start_redis(&dir).await;
 
-        let sentinels_setting = sentinel_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
-        let mut instances = Vec::new();
-        for i in 0..3 {
-            let port = free_port();
-            let env = vec![
-                ("TANDEM_CONFIG", "/nonexistent/tandem.toml".to_string()),
-                ("TANDEM_LISTEN", format!("127.0.0.1:{port}")),
-                ("TANDEM_DATABASE_URL", primary_url.clone()),
-                ("TANDEM_DATABASE_REPLICA_URL", replica_url.clone()),
-                ("TANDEM_REPLICA_MAX_LAG_MS", REPLICA_MAX_LAG_MS.to_string()),
-                ("TANDEM_REDIS_SENTINELS", sentinels_setting.clone()),
-                ("TANDEM_REDIS_MASTER", REDIS_MASTER.to_string()),
-                ("TANDEM_JWT_SECRET", SECRET.to_string()),
-                ("TANDEM_DRAIN_SECONDS", DRAIN_SECONDS.to_string()),
-                ("TANDEM_REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS.to_string()),
-                ("TANDEM_RATE_LIMIT", RATE_LIMIT.to_string()),
-                ("TANDEM_DB_POOL_SIZE", "4".to_string()),
-                ("TANDEM_V1_DEPRECATED_AT", "2026-01-01T00:00:00Z".to_string()),
-                ("TANDEM_V1_SUNSET_AT", "2031-01-01T00:00:00Z".to_string()),
-                ("TANDEM_LOG_FORMAT", "json".to_string()),
-                ("TANDEM_LOG", "info,sqlx=warn,poem=warn".to_string()),
-            ];
-            let env = env.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-            let mut instance = Instance { port, process: None, env, log: dir.join(format!("tandem{}.log", i + 1)) };
-            instance.start(tandem);
-            // The first applies the migrations before the others start.
-            if i == 0 {
-                instance.wait_ready().await;
-            }
-            instances.push(instance);
-        }
-        for instance in &instances {
-            instance.wait_ready().await;
-        }
+        let envs = (0..3)
+            .map(|_| {
+                let port = free_port();
+                let mut env = instance_env(port, &primary_url, &sentinel_ports);
+                env.push(("TANDEM_DATABASE_REPLICA_URL".into(), replica_url.clone()));
+                env.push(("TANDEM_REPLICA_MAX_LAG_MS".into(), REPLICA_MAX_LAG_MS.to_string()));
+                (port, env)
+            })
+            .collect();
+        let instances = start_instances(&dir, tandem, envs).await;
 
-        let nginx_port = free_port();
-        let nginx_process = start_nginx(&dir, nginx_conf, nginx_port, &instances);
-        let nginx = format!("http://127.0.0.1:{nginx_port}");
-        let client = reqwest::Client::new();
-        wait_for("nginx", Duration::from_secs(10), async || {
-            client.get(format!("{nginx}/health/ready")).send().await.is_ok_and(|r| r.status() == 200)
-        })
-        .await;
+        let (nginx_process, nginx) = nginx_in_front(&dir, nginx_conf, &instances).await;
 
         let db = PgPool::connect(&primary_url).await.unwrap();
         Fleet {
@@ -261,10 +231,6 @@ impl Fleet {
         let env = &self.instances[0].env;
         env.iter().find(|(k, _)| k == "TANDEM_DATABASE_URL").map(|(_, v)| v.clone()).expect("a database URL")
     }
-
-    pub fn instance_log(&self, i: usize) -> String {
-        fs::read_to_string(&self.instances[i].log).unwrap_or_default()
-    }
 }
 
 impl Drop for Fleet {
@@ -272,10 +238,7 @@ impl Drop for Fleet {
         signal(&self.nginx_process, "TERM");
         let _ = self.nginx_process.wait();
         for instance in &mut self.instances {
-            if let Some(mut process) = instance.process.take() {
-                let _ = process.kill();
-                let _ = process.wait();
-            }
+            instance.kill();
         }
         for child in self.redis.iter_mut().chain(self.sentinels.iter_mut()) {
             let _ = child.kill();
@@ -306,7 +269,8 @@ impl Instance {
     pub async fn wait_ready(&self) {
         let url = format!("http://127.0.0.1:{}/health/ready", self.port);
         let client = reqwest::Client::new();
-        wait_for("a Tandem instance", Duration::from_secs(30), async || {
+        let what = format!("the Tandem instance on port {} (its log: {})", self.port, self.log.display());
+        wait_for(&what, Duration::from_secs(30), async || {
             client.get(&url).send().await.is_ok_and(|r| r.status() == 200)
         })
         .await;
@@ -317,6 +281,19 @@ impl Instance {
         let mut process = self.process.take().expect("a running instance");
         signal(&process, "TERM");
         tokio::task::spawn_blocking(move || process.wait().unwrap()).await.unwrap()
+    }
+
+    /// SIGKILL (a paused process too), and the process reaped.
+    pub fn kill(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            let _ = process.kill();
+            let _ = process.wait();
+        }
+    }
+
+    /// Everything it has logged so far, across its restarts.
+    pub fn logged(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -371,7 +348,7 @@ impl Postgres {
     }
 
     /// `pg_ctl start`, then waits until the replica answers as a replica.
-    async fn start(&mut self, dir: &Path) {
+    pub async fn start(&mut self, dir: &Path) {
         self.launch(dir);
         let url = format!("postgres://postgres@127.0.0.1:{}/postgres", self.port);
         wait_for("the PostgreSQL replica", Duration::from_secs(60), async || match PgPool::connect(&url).await {
@@ -388,7 +365,7 @@ impl Postgres {
 
     /// `pg_ctl start`, listening on 127.0.0.1 and a socket in `dir/pg`, until it accepts
     /// connections.
-    fn launch(&self, dir: &Path) {
+    pub fn launch(&self, dir: &Path) {
         let options = format!(
             "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={}",
             self.port,
@@ -412,20 +389,10 @@ impl Postgres {
         command.arg("-D").arg(&self.data).args(["-m", mode, "-w", "stop"]).stdout(Stdio::null()).stderr(Stdio::null());
         command.status().is_ok_and(|s| s.success())
     }
-}
 
-/// A primary of its own and its synchronous streaming replica, for failovers that the fleet's
-/// shared server must not undergo. Both are stopped on drop.
-pub struct Pair {
-    pub primary: Postgres,
-    pub standby: Postgres,
-    dir: PathBuf,
-}
-
-impl Pair {
-    /// `initdb`, a base backup, and synchronous replication (`synchronous_standby_names = '*'`,
-    /// set on the primary only after the backup, so the promoted standby waits for nobody).
-    pub async fn start(dir: &Path) -> Pair {
+    /// A server of its own: `initdb` into `dir/pg/<name>` (newest PostgreSQL installed), set to
+    /// stream WAL to standbys, started.
+    pub fn init_primary(dir: &Path, name: &str) -> Postgres {
         let major = fs::read_dir("/usr/lib/postgresql")
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<i32>().ok())
@@ -436,7 +403,7 @@ impl Pair {
         if is_root() {
             run(Command::new("chown").arg("-R").arg("postgres:postgres").arg(dir), "chown");
         }
-        let data = dir.join("pg").join("primary");
+        let data = dir.join("pg").join(name);
         run(
             as_postgres(&bin.join("initdb"))
                 .args(["-U", "postgres", "--auth=trust", "-N", "-D"])
@@ -454,31 +421,38 @@ impl Pair {
             "local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n",
         )
         .unwrap();
-        let primary = Postgres { bin: bin.clone(), data, port: free_port() };
+        let primary = Postgres { bin, data, port: free_port() };
         primary.launch(dir);
-        let standby_data = dir.join("pg").join("standby");
+        primary
+    }
+
+    /// A streaming standby of this server: a base backup into `dir/pg/<name>` (replacing what
+    /// was there), started, replicating.
+    pub async fn standby(&self, dir: &Path, name: &str) -> Postgres {
+        let data = dir.join("pg").join(name);
+        let _ = fs::remove_dir_all(&data);
         run(
-            as_postgres(&bin.join("pg_basebackup"))
-                .args([
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    &primary.port.to_string(),
-                    "-U",
-                    "postgres",
-                    "-X",
-                    "stream",
-                    "-R",
-                    "-c",
-                    "fast",
-                    "-D",
-                ])
-                .arg(&standby_data),
+            as_postgres(&self.bin.join("pg_basebackup"))
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-X", "stream", "-R"])
+                .args(["-c", "fast", "-D"])
+                .arg(&data),
             "pg_basebackup",
         );
-        let mut standby = Postgres { bin, data: standby_data, port: free_port() };
+        // A standby made of a promoted server carries its synchronous setting: it waits for nobody.
+        let auto = data.join("postgresql.auto.conf");
+        if let Ok(text) = fs::read_to_string(&auto) {
+            let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("synchronous_standby_names")).collect();
+            fs::write(&auto, kept.join("\n") + "\n").unwrap();
+        }
+        let mut standby = Postgres { bin: self.bin.clone(), data, port: free_port() };
         standby.start(dir).await;
-        let admin = PgPool::connect(&format!("postgres://postgres@127.0.0.1:{}/postgres", primary.port)).await.unwrap();
+        standby
+    }
+
+    /// Commits wait for a standby (`synchronous_standby_names = '*'`), once one streams
+    /// synchronously.
+    pub async fn make_synchronous(&self) {
+        let admin = PgPool::connect(&self.url("postgres")).await.unwrap();
         sqlx::query("ALTER SYSTEM SET synchronous_standby_names = '*'").execute(&admin).await.unwrap();
         sqlx::query("SELECT pg_reload_conf()").execute(&admin).await.unwrap();
         wait_for("synchronous replication", Duration::from_secs(30), async || {
@@ -490,6 +464,43 @@ impl Pair {
             state.as_deref() == Some("sync")
         })
         .await;
+        admin.close().await;
+    }
+
+    /// `pg_ctl promote`, until it takes writes.
+    pub fn promote(&self) {
+        run(
+            as_postgres(&self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(&self.data)
+                .args(["-w", "promote"])
+                .stdout(Stdio::null()),
+            "pg_ctl promote",
+        );
+    }
+
+    /// A URL of one of its databases, straight to it.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// A primary of its own and its synchronous streaming replica, for failovers that the fleet's
+/// shared server must not undergo. Both are stopped on drop.
+pub struct Pair {
+    pub primary: Postgres,
+    pub standby: Postgres,
+    dir: PathBuf,
+}
+
+impl Pair {
+    /// `initdb`, a base backup, and synchronous replication (`synchronous_standby_names = '*'`,
+    /// set on the primary only after the backup, so the promoted standby waits for nobody).
+    pub async fn start(dir: &Path) -> Pair {
+        let primary = Postgres::init_primary(dir, "primary");
+        let standby = primary.standby(dir, "standby").await;
+        primary.make_synchronous().await;
+        let admin = PgPool::connect(&primary.url("postgres")).await.unwrap();
         sqlx::query("CREATE DATABASE tandem").execute(&admin).await.unwrap();
         admin.close().await;
         Pair { primary, standby, dir: dir.to_path_buf() }
@@ -497,14 +508,7 @@ impl Pair {
 
     /// `pg_ctl promote`, until the standby takes writes.
     pub fn promote(&self) {
-        run(
-            as_postgres(&self.standby.bin.join("pg_ctl"))
-                .arg("-D")
-                .arg(&self.standby.data)
-                .args(["-w", "promote"])
-                .stdout(Stdio::null()),
-            "pg_ctl promote",
-        );
+        self.standby.promote();
     }
 }
 
@@ -516,30 +520,82 @@ impl Drop for Pair {
     }
 }
 
-/// A Redis primary and its replica, and three Sentinels watching them (quorum 2, a primary
-/// down after 1 s).
-async fn start_redis(dir: &Path) -> (Vec<Child>, Vec<Child>, [u16; 3]) {
-    let ports = [free_port(), free_port()];
-    let mut redis = Vec::new();
-    for (i, port) in ports.iter().enumerate() {
-        let mut command = Command::new("redis-server");
-        command.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
-        command.arg("--dir").arg(dir);
-        if i == 1 {
-            command.args(["--replicaof", "127.0.0.1", &ports[0].to_string()]);
+/// The settings every instance of a test fleet starts with: listening on `port`, writing to
+/// `database_url`, Redis through the Sentinels on `sentinels`, v1 deprecated (its sunset far
+/// off), JSON logs.
+pub fn instance_env(port: u16, database_url: &str, sentinels: &[u16]) -> Vec<(String, String)> {
+    let sentinels = sentinels.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
+    [
+        ("TANDEM_CONFIG", "/nonexistent/tandem.toml".to_string()),
+        ("TANDEM_LISTEN", format!("127.0.0.1:{port}")),
+        ("TANDEM_DATABASE_URL", database_url.to_string()),
+        ("TANDEM_REDIS_SENTINELS", sentinels),
+        ("TANDEM_REDIS_MASTER", REDIS_MASTER.to_string()),
+        ("TANDEM_JWT_SECRET", SECRET.to_string()),
+        ("TANDEM_DRAIN_SECONDS", DRAIN_SECONDS.to_string()),
+        ("TANDEM_REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS.to_string()),
+        ("TANDEM_RATE_LIMIT", RATE_LIMIT.to_string()),
+        ("TANDEM_DB_POOL_SIZE", "4".to_string()),
+        ("TANDEM_V1_DEPRECATED_AT", "2026-01-01T00:00:00Z".to_string()),
+        ("TANDEM_V1_SUNSET_AT", "2031-01-01T00:00:00Z".to_string()),
+        ("TANDEM_LOG_FORMAT", "json".to_string()),
+        ("TANDEM_LOG", "info,sqlx=warn,poem=warn".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// One instance per (port, settings), logging to `dir/tandemN.log`: the first alone (it applies
+/// the migrations), then the others; each ready.
+pub async fn start_instances(dir: &Path, tandem: &Path, envs: Vec<(u16, Vec<(String, String)>)>) -> Vec<Instance> {
+    let mut instances = Vec::new();
+    for (i, (port, env)) in envs.into_iter().enumerate() {
+        let mut instance = Instance { port, process: None, env, log: dir.join(format!("tandem{}.log", i + 1)) };
+        instance.start(tandem);
+        if i == 0 {
+            instance.wait_ready().await;
         }
-        command.stdout(log_file(&dir.join(format!("redis{i}.log")))).stderr(Stdio::null());
-        redis.push(command.spawn().expect("redis-server"));
+        instances.push(instance);
     }
-    let replica = redis::Client::open(format!("redis://127.0.0.1:{}", ports[1])).unwrap();
+    for instance in &instances {
+        instance.wait_ready().await;
+    }
+    instances
+}
+
+/// Redis node `i` on `port`, a replica of the one reached at `replica_of` when given; with
+/// `announced`, it tells its primary and the Sentinels to reach it at that port (its proxy).
+pub fn redis_server(dir: &Path, i: usize, port: u16, announced: Option<u16>, replica_of: Option<u16>) -> Child {
+    let mut command = Command::new("redis-server");
+    command.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
+    if let Some(announced) = announced {
+        command.args(["--replica-announce-ip", "127.0.0.1", "--replica-announce-port", &announced.to_string()]);
+    }
+    command.arg("--dir").arg(dir);
+    if let Some(primary) = replica_of {
+        command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
+    }
+    let log = fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("redis{i}.log"))).unwrap();
+    command.stdout(Stdio::from(log)).stderr(Stdio::null());
+    command.spawn().expect("redis-server")
+}
+
+/// Waits until the Redis node on `port` replicates from its primary.
+pub async fn wait_replicating(port: u16) {
+    let replica = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     wait_for("the Redis replica", Duration::from_secs(20), async || {
         let Ok(mut c) = replica.get_multiplexed_async_connection().await else { return false };
         let info: String = redis::cmd("INFO").arg("replication").query_async(&mut c).await.unwrap_or_default();
         info.contains("master_link_status:up")
     })
     .await;
+}
 
-    let sentinel_ports = [free_port(), free_port(), free_port()];
+/// Three Sentinels watching the Redis primary reached at `primary` (quorum 2, a primary down
+/// after 1 s), once each has found its replica and the other Sentinels.
+pub async fn start_sentinels(dir: &Path, primary: u16) -> (Vec<Child>, Vec<u16>) {
+    let sentinel_ports = vec![free_port(), free_port(), free_port()];
     let mut sentinels = Vec::new();
     for (i, port) in sentinel_ports.iter().enumerate() {
         let conf = dir.join(format!("sentinel{i}.conf"));
@@ -547,12 +603,11 @@ async fn start_redis(dir: &Path) -> (Vec<Child>, Vec<Child>, [u16; 3]) {
             &conf,
             format!(
                 "port {port}\nbind 127.0.0.1\ndir {}\n\
-                 sentinel monitor {REDIS_MASTER} 127.0.0.1 {} 2\n\
+                 sentinel monitor {REDIS_MASTER} 127.0.0.1 {primary} 2\n\
                  sentinel down-after-milliseconds {REDIS_MASTER} 1000\n\
                  sentinel failover-timeout {REDIS_MASTER} 5000\n\
                  sentinel parallel-syncs {REDIS_MASTER} 1\n",
                 dir.display(),
-                ports[0]
             ),
         )
         .unwrap();
@@ -565,8 +620,7 @@ async fn start_redis(dir: &Path) -> (Vec<Child>, Vec<Child>, [u16; 3]) {
             .expect("redis-server --sentinel");
         sentinels.push(child);
     }
-    // Each Sentinel has found the replica and the other Sentinels.
-    for port in sentinel_ports {
+    for port in &sentinel_ports {
         let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
         wait_for("a Sentinel", Duration::from_secs(20), async || {
             let Ok(mut c) = client.get_multiplexed_async_connection().await else { return false };
@@ -577,7 +631,29 @@ async fn start_redis(dir: &Path) -> (Vec<Child>, Vec<Child>, [u16; 3]) {
         })
         .await;
     }
+    (sentinels, sentinel_ports)
+}
+
+/// A Redis primary and its replica, and three Sentinels watching them.
+async fn start_redis(dir: &Path) -> (Vec<Child>, Vec<Child>, Vec<u16>) {
+    let ports = [free_port(), free_port()];
+    let redis = vec![redis_server(dir, 0, ports[0], None, None), redis_server(dir, 1, ports[1], None, Some(ports[0]))];
+    wait_replicating(ports[1]).await;
+    let (sentinels, sentinel_ports) = start_sentinels(dir, ports[0]).await;
     (redis, sentinels, sentinel_ports)
+}
+
+/// nginx in front of `instances`, on a free port, once it answers ready; and its base URL.
+pub async fn nginx_in_front(dir: &Path, template: &Path, instances: &[Instance]) -> (Child, String) {
+    let port = free_port();
+    let process = start_nginx(dir, template, port, instances);
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    wait_for("nginx", Duration::from_secs(10), async || {
+        client.get(format!("{base}/health/ready")).send().await.is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    (process, base)
 }
 
 /// deploy/nginx.conf, pointed at the instances, listening on `port`, writing into `dir`.

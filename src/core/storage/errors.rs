@@ -12,6 +12,8 @@ pub enum Constraint {
     CustomerNumber,
     /// `imports_tenant_idempotency_key`: one import per Idempotency-Key scope.
     ImportIdempotency,
+    /// `flushed_batches_pkey`: a batch of counts is written once.
+    FlushedBatch,
 }
 
 #[derive(Debug, thiserror::Error)]

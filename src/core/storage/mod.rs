@@ -4,6 +4,7 @@
 mod customers;
 mod errors;
 mod lists;
+mod notices;
 mod ops;
 mod users;
 mod workbench;
@@ -13,11 +14,13 @@ use async_trait::async_trait;
 pub use customers::{CustomerList, CustomerStore, ImportStart, ImportWriter};
 pub use errors::{Constraint, StoreError};
 pub use lists::ListScan;
-pub use ops::{OpsStore, UsageRow};
+pub use notices::{Endpoint, Format, Leased, NewNotice, Notice, NoticeFilter, NoticeStatus, NoticeStore, Outcome};
+pub use ops::OpsStore;
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
-    Activity, AuditEntry, Brownout, ClientRoute, DetailActivity, ExposureActivity, MAX_DETAILS, Pin, RouteActivity,
-    VersionActivity, WorkbenchStore,
+    Activity, AuditEntry, Batch, Brownout, Client, ClientFilter, ClientRoute, ClientSummary, DetailActivity,
+    ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE, RouteActivity, Status, StatusCounts, UsageRow,
+    VersionActivity, Window, Windowed, WorkbenchSnapshot, WorkbenchStore, Written,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -55,7 +58,7 @@ pub struct ReplicaStats {
 /// Everything the service stores: users, customers, operations and the migration workbench,
 /// each its own trait.
 #[async_trait]
-pub trait Store: UserStore + CustomerStore + OpsStore + WorkbenchStore + Send + Sync + 'static {
+pub trait Store: UserStore + CustomerStore + OpsStore + WorkbenchStore + NoticeStore + Send + Sync + 'static {
     /// Answers when the database does; used by readiness.
     async fn ping(&self) -> StoreResult<()>;
 

@@ -1,26 +1,48 @@
 //! The storage port for the migration workbench: what clients do on each version (added in
-//! batches), tenants' pinned default versions, targeted brownouts, and the audit trail.
+//! batches that each instance writes once), the questions asked of it (one client, a page, an
+//! aggregate: never every row), tenants' pinned default versions, targeted brownouts, and the
+//! audit trail.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::StoreResult;
 
-/// One client (tenant and token subject) on one version, since the last batch.
+/// A client: a tenant and a token subject. Ordered by tenant, then subject, byte by byte, as
+/// the store orders them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Client {
+    pub tenant: String,
+    pub subject: String,
+}
+
+/// One client on one version: as a batch adds it, or as the store sums it up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionActivity {
     pub version: u16,
     pub tenant: String,
     pub subject: String,
-    /// Requests other than rehearsals, and the first and last the version answered.
+    /// Requests other than rehearsals (brownout refusals among them), and the last of them.
     pub requests: u64,
+    /// The first request the version answered.
     pub first_request: Option<DateTime<Utc>>,
     pub last_request: Option<DateTime<Utc>>,
     pub rehearsals: u64,
     pub last_rehearsal: Option<DateTime<Utc>>,
     /// Requests a brownout refused.
     pub refusals: u64,
+}
+
+/// One client on one version as the store keeps it: its activity, and what its status and its
+/// place in the at-risk order need besides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientSummary {
+    pub activity: VersionActivity,
+    /// Its last request to the version that follows.
+    pub last_successor: Option<DateTime<Utc>>,
+    /// The distinct changes of the successor its requests met.
+    pub changes_met: u32,
 }
 
 /// One client (tenant and token subject) on one operation of one version: what the rows of
@@ -67,7 +89,7 @@ pub struct DetailActivity {
 /// cannot grow the store.
 pub const MAX_DETAILS: usize = 20;
 
-/// Activity as a batch adds it, or as the store sums it up.
+/// Activity as a batch adds it, or as the store holds it for the clients asked about.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Activity {
     pub versions: Vec<VersionActivity>,
@@ -86,6 +108,282 @@ impl Activity {
             && self.exposures.is_empty()
             && self.details.is_empty()
     }
+}
+
+/// Requests a version answered of one client on one route on one day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageRow {
+    pub version: u16,
+    pub tenant: String,
+    pub subject: String,
+    pub route: String,
+    pub day: NaiveDate,
+    pub requests: u64,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+}
+
+/// What one instance counted since its last batch, written once: its `id` is written in the
+/// same transaction, so a batch written before (its commit went unanswered) is not added again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    pub id: Uuid,
+    pub written_at: DateTime<Utc>,
+    pub activity: Activity,
+    pub usage: Vec<UsageRow>,
+    /// Each version a newer one follows, with that one: a request to the newer version moves
+    /// the client's status on the older.
+    pub successors: Vec<(u16, u16)>,
+}
+
+/// Whether a batch was written by this call, or already had been.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Now,
+    Before,
+}
+
+/// How long a client must have sent only rehearsals to the retiring version to be done.
+pub const QUIET_FOR_DONE: Duration = Duration::days(7);
+
+/// Where a client stands on its way from a retiring version to its successor, the first that
+/// holds (README "The migration workbench"). The store counts and filters by the same rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Done,
+    Ready,
+    InProgress,
+    NotStarted,
+    Unknown,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [Status::NotStarted, Status::InProgress, Status::Ready, Status::Done, Status::Unknown];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Done => "done",
+            Status::Ready => "ready",
+            Status::InProgress => "in-progress",
+            Status::NotStarted => "not-started",
+            Status::Unknown => "unknown",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// `last_old`: the last request to the retiring version other than a rehearsal;
+    /// `last_new`: the last to its successor.
+    pub fn of(
+        last_old: Option<DateTime<Utc>>,
+        last_new: Option<DateTime<Utc>>,
+        rehearsed: bool,
+        now: DateTime<Utc>,
+    ) -> Status {
+        let quiet = last_old.is_none_or(|t| now - t >= QUIET_FOR_DONE);
+        match (last_old, last_new) {
+            (_, Some(_)) if quiet => Status::Done,
+            (_, Some(_)) if rehearsed => Status::Ready,
+            (_, Some(_)) => Status::InProgress,
+            (Some(_), None) => Status::NotStarted,
+            (None, None) => Status::Unknown,
+        }
+    }
+}
+
+impl ClientSummary {
+    pub fn client(&self) -> Client {
+        Client { tenant: self.activity.tenant.clone(), subject: self.activity.subject.clone() }
+    }
+
+    pub fn status(&self, now: DateTime<Utc>) -> Status {
+        let a = &self.activity;
+        Status::of(a.last_request, self.last_successor, a.last_rehearsal.is_some(), now)
+    }
+
+    /// Its place in the at-risk order (README "The migration workbench").
+    pub fn place(&self) -> Place {
+        let risk = if self.changes_met > 0 { 0 } else { 2 } + u8::from(self.activity.last_rehearsal.is_some());
+        Place { risk, requests: self.activity.requests, client: self.client() }
+    }
+}
+
+/// A client's place in the at-risk order: met a change of the successor first, never rehearsed
+/// first, most requests first, then by tenant and subject. `risk` is 0 to 3 as the store keeps
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub risk: u8,
+    pub requests: u64,
+    pub client: Client,
+}
+
+impl Ord for Place {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.risk, std::cmp::Reverse(self.requests), &self.client).cmp(&(
+            other.risk,
+            std::cmp::Reverse(other.requests),
+            &other.client,
+        ))
+    }
+}
+
+impl PartialOrd for Place {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Which clients of a version a question is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientFilter {
+    pub status: Option<Status>,
+    pub tenant: Option<String>,
+}
+
+impl ClientFilter {
+    pub fn admits(&self, summary: &ClientSummary, now: DateTime<Utc>) -> bool {
+        self.tenant.as_deref().is_none_or(|t| t == summary.activity.tenant)
+            && self.status.is_none_or(|s| s == summary.status(now))
+    }
+}
+
+/// Clients of a version by status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatusCounts([u64; 5]);
+
+impl StatusCounts {
+    fn at(status: Status) -> usize {
+        Status::ALL.iter().position(|s| *s == status).expect("every status is listed")
+    }
+
+    pub fn of(&self, status: Status) -> u64 {
+        self.0[Self::at(status)]
+    }
+
+    /// Adds `n` (which may be negative) clients of `status`.
+    pub fn add(&mut self, status: Status, n: i64) {
+        let cell = &mut self.0[Self::at(status)];
+        *cell = cell.saturating_add_signed(n);
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+}
+
+/// The last `days` UTC calendar days, today the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub first: NaiveDate,
+    pub today: NaiveDate,
+}
+
+impl Window {
+    pub fn days(&self) -> u32 {
+        (self.today - self.first).num_days() as u32 + 1
+    }
+}
+
+/// A client's requests a version answered within a window, and the last of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Windowed {
+    pub client: Client,
+    pub requests: u64,
+    pub last_at: DateTime<Utc>,
+}
+
+/// Questions asked of one committed state of the store (a read-only transaction): what one
+/// client did, a page of clients, and aggregates the database computes.
+#[async_trait]
+pub trait WorkbenchSnapshot: Send {
+    /// Which of these batches are written.
+    async fn written(&mut self, batches: &[Uuid]) -> StoreResult<Vec<Uuid>>;
+
+    /// The summaries on `version` of the clients named (those it has).
+    async fn summaries(&mut self, version: u16, clients: &[Client]) -> StoreResult<Vec<ClientSummary>>;
+
+    /// Up to `limit` clients of `version` the filter admits, after `after` in the at-risk order.
+    async fn at_risk(
+        &mut self,
+        version: u16,
+        filter: &ClientFilter,
+        after: Option<&Place>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<ClientSummary>>;
+
+    /// The clients of `version` the filter admits, by status.
+    async fn status_counts(
+        &mut self,
+        version: u16,
+        filter: &ClientFilter,
+        now: DateTime<Utc>,
+    ) -> StoreResult<StatusCounts>;
+
+    /// The operations, exposures and details on `version` of the clients named, and their dry
+    /// runs on any of `versions`.
+    async fn operations(&mut self, version: u16, versions: &[u16], clients: &[Client]) -> StoreResult<Activity>;
+
+    /// The distinct changes each client named met on `version`.
+    async fn changes_met(&mut self, version: u16, clients: &[Client]) -> StoreResult<Vec<(Client, String)>>;
+
+    /// The `limit` clients `version` answered most within the window, most first.
+    async fn busiest(&mut self, version: u16, window: Window, limit: usize) -> StoreResult<Vec<Windowed>>;
+
+    /// How many clients `version` answered within the window.
+    async fn answered_clients(&mut self, version: u16, window: Window) -> StoreResult<u64>;
+
+    /// The requests within the window of the clients named (those it answered there).
+    async fn windowed(&mut self, version: u16, window: Window, clients: &[Client]) -> StoreResult<Vec<Windowed>>;
+
+    /// Requests `version` answered per day, on the days from `first` to `last` that have any.
+    async fn day_totals(
+        &mut self,
+        version: u16,
+        first: NaiveDate,
+        last: NaiveDate,
+    ) -> StoreResult<Vec<(NaiveDate, u64)>>;
+
+    /// Up to `limit` clients with usage of `version` on or after `since`, after `after` by
+    /// tenant and subject.
+    async fn usage_clients(
+        &mut self,
+        version: u16,
+        since: NaiveDate,
+        after: Option<&Client>,
+        limit: usize,
+    ) -> StoreResult<Vec<Client>>;
+
+    /// The usage rows on or after `since` of the clients named.
+    async fn usage_of(&mut self, version: u16, since: NaiveDate, clients: &[Client]) -> StoreResult<Vec<UsageRow>>;
+
+    /// How many clients have usage of `version` on or after `since`.
+    async fn usage_client_count(&mut self, version: u16, since: NaiveDate) -> StoreResult<u64>;
+
+    /// Those of the clients named that have usage of `version` on or after `since`.
+    async fn usage_clients_among(
+        &mut self,
+        version: u16,
+        since: NaiveDate,
+        clients: &[Client],
+    ) -> StoreResult<Vec<Client>>;
+
+    /// Up to `limit` clients of `tenant` whose last request to `version` came at or after
+    /// `since`, after the subject `after`, by subject: the clients a tenant's notices reach.
+    async fn tenant_clients(
+        &mut self,
+        version: u16,
+        tenant: &str,
+        since: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<ClientSummary>>;
+
+    /// Ends the read-only transaction.
+    async fn finish(self: Box<Self>) -> StoreResult<()>;
 }
 
 /// A tenant's default version; `version` `None`: back to the configured default.
@@ -126,15 +424,20 @@ pub struct AuditEntry {
 
 #[async_trait]
 pub trait WorkbenchStore: Send + Sync {
-    /// Adds a batch in one transaction: counts add, last times move forward, first times back.
-    async fn add_activity(&self, batch: &Activity) -> StoreResult<()>;
+    /// Adds a batch in one transaction (counts add, last times move forward, first times back),
+    /// unless it was written before.
+    async fn add_batch(&self, batch: &Batch) -> StoreResult<Written>;
 
-    /// Every client's activity, or one client's (`tenant`, `subject`), summed over instances.
-    async fn activity(&self, client: Option<(&str, &str)>) -> StoreResult<Activity>;
+    /// Begins questions that all see the same committed state.
+    async fn snapshot(&self) -> StoreResult<Box<dyn WorkbenchSnapshot + '_>>;
 
-    /// The clients (tenant, subject) the version answered a request of before `before`, or
-    /// before their first request was recorded at all.
-    async fn clients_before(&self, version: u16, before: DateTime<Utc>) -> StoreResult<Vec<(String, String)>>;
+    /// Whether `version` answered `client` before `before` (or before its first request was
+    /// recorded at all).
+    async fn established(&self, version: u16, client: &Client, before: DateTime<Utc>) -> StoreResult<bool>;
+
+    /// Removes up to `limit` usage rows of days before `usage_before`, and batch ids written
+    /// before `batches_before`: the number of rows removed (0 when none are left).
+    async fn prune(&self, usage_before: NaiveDate, batches_before: DateTime<Utc>, limit: u32) -> StoreResult<u64>;
 
     /// Every tenant's pin row (cleared ones too).
     async fn pins(&self) -> StoreResult<Vec<Pin>>;
@@ -144,6 +447,9 @@ pub trait WorkbenchStore: Send + Sync {
 
     /// Every brownout, newest first.
     async fn brownouts(&self) -> StoreResult<Vec<Brownout>>;
+
+    /// The brownouts not ended before `now`: in force, or to come.
+    async fn brownouts_in_force(&self, now: DateTime<Utc>) -> StoreResult<Vec<Brownout>>;
 
     /// Adds a brownout and its audit entry in one transaction.
     async fn add_brownout(&self, brownout: &Brownout, audit: &AuditEntry) -> StoreResult<()>;

@@ -7,7 +7,7 @@
 //! request's span ended; one access-log line.
 
 mod call;
-mod framing;
+pub mod framing;
 mod headers;
 mod lifecycle_headers;
 mod record;

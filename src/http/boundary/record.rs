@@ -1,17 +1,14 @@
-//! What every answered request leaves behind: metrics for all; usage for those a deprecated
-//! version served; for the migration workbench, what each client does on each version.
+//! What every answered request leaves behind: metrics for all; for the migration workbench,
+//! what each client does on each version (what counts is the workbench's to decide).
 
 use chrono::{DateTime, Utc};
 
 use crate::{
     changes::through::Exposures,
     http::AppState,
-    lifecycle::Stage,
-    ops::{
-        activity::{Outcome, Seen},
-        metrics::{Observed, method_label},
-    },
+    ops::metrics::{Observed, method_label},
     wire::context::{Refusal, RequestInfo},
+    workbench::counting::{Outcome, Request},
 };
 
 /// What the request's answer (or error) says the inner layers learned: the changes it met, and
@@ -39,41 +36,26 @@ pub fn record(
     let observed = Observed { version: served.unwrap_or(0), route, method: method_name, status, dry_run };
     state.metrics.observe(observed, elapsed);
     let (Some(version), Some(who)) = (served, info.identity.get()) else { return };
-    let (tenant, subject) = (&who.tenant, &who.subject);
-    if dry_run {
-        // Never usage nor a request of the version: counted apart, on any version's route.
-        if let Some(route) = info.route() {
-            state.activity.record_dry_run(version, tenant, subject, (method_name, route), now);
-        }
-        return;
-    }
     let outcome = match learned.refusal {
         // Not answered: neither usage nor a first request of the version.
-        Some(Refusal::NewClient) => return,
-        Some(Refusal::Rehearsal) => Outcome::Rehearsal,
-        Some(Refusal::Brownout) => Outcome::BrownoutRefusal,
-        None => Outcome::Request,
+        Some(Refusal::NewClient) => None,
+        Some(Refusal::Rehearsal) => Some(Outcome::Rehearsal),
+        Some(Refusal::Brownout) => Some(Outcome::BrownoutRefusal),
+        None => Some(Outcome::Request),
     };
-    let deprecated = state.dispatch.lifecycle(version).is_some_and(|l| l.stage(now) != Stage::Current);
-    // A version a newer one follows is counted before its deprecation too: its readiness for a
-    // sunset must see the clients that called it before it was announced.
-    let retiring = state.dispatch.successor_version(version).is_some();
-    if outcome == Outcome::Request {
-        if deprecated || retiring {
-            state.usage.record(version, tenant, subject, route, now);
-        }
-        if deprecated {
-            state.metrics.deprecated(version, tenant, subject);
-        }
-    }
-    // A version a newer one follows: its clients' operations, and the changes each request met.
-    state.activity.record(&Seen {
+    let request = Request {
         version,
-        tenant,
-        subject,
+        tenant: &who.tenant,
+        subject: &who.subject,
+        method: method_name,
+        route,
+        matched: info.route().is_some(),
+        dry_run,
         outcome,
-        operation: (retiring && info.route().is_some()).then_some((method_name, route)),
         exposures: &learned.exposures.0,
         at: now,
-    });
+    };
+    if state.workbench.counting.count(state.dispatch.lineup(), request) {
+        state.metrics.deprecated(version, &who.tenant, &who.subject);
+    }
 }

@@ -13,7 +13,7 @@ use crate::{
 };
 
 pub fn refuse_targeted(state: &AppState, caller: &Caller, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
-    let Some(brownout) = state.brownout_for(version, &caller.tenant, &caller.principal.subject, now) else {
+    let Some(brownout) = state.workbench.brownout_for(version, &caller.tenant, &caller.principal.subject, now) else {
         return Ok(());
     };
     let retry_after = (brownout.end - now).num_seconds().max(1);

@@ -90,8 +90,13 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepa
     let caller = authenticate::caller(req, state, &info, policy.admin).await?;
     // 7. A brownout aimed at this client.
     brownout::refuse_targeted(state, &caller, target.version, now)?;
-    //    And a deprecated version closed to clients it did not serve before.
-    new_clients::refuse_newcomer(state, &caller, target.version, now)?;
+    //    And a deprecated version closed to clients it did not serve before (a lookup the first
+    //    time this instance sees the client, boxed: most requests never make it).
+    if let (Some(deprecated_at), Some(who)) =
+        (new_clients::closed_since(state, target.version, now), info.identity.get())
+    {
+        Box::pin(new_clients::refuse_newcomer(state, who, target.version, deprecated_at)).await?;
+    }
     // 8. The rate limit of the caller's tenant and subject.
     rate_limit::admit(&caller, state).await?;
     // 9. Whether a list may read the replica: not right after the caller's own write.

@@ -1,24 +1,40 @@
 //! A deprecated version closed to new clients (`TANDEM_V<N>_NEW_CLIENTS=refuse`): a client it
 //! did not answer before its deprecation gets 410 `api-version-closed`, with the successor link
 //! and the deprecation headers the boundary adds; every client from before is served as ever.
+//! Which clients came before is the workbench's to tell (one lookup the first time a client is
+//! seen, then remembered).
 
 use chrono::{DateTime, Utc};
 
 use super::Refused;
 use crate::{
-    auth::Caller,
     http::AppState,
     wire::{
-        context::Refusal,
+        context::{Identity, Refusal},
         error::{ApiError, Kind},
     },
 };
 
-pub fn refuse_newcomer(state: &AppState, caller: &Caller, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
-    let Some(lifecycle) = state.dispatch.lifecycle(version).filter(|l| l.refuse_new_clients) else { return Ok(()) };
-    if lifecycle.deprecated_at.is_none_or(|deprecated| now < deprecated)
-        || state.established.knows(version, &caller.tenant, &caller.principal.subject)
-    {
+/// The deprecation instant of `version` if it is closed to new clients now.
+pub fn closed_since(state: &AppState, version: u16, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let lifecycle = state.dispatch.lifecycle(version).filter(|l| l.refuse_new_clients)?;
+    lifecycle.deprecated_at.filter(|deprecated| now >= *deprecated)
+}
+
+pub async fn refuse_newcomer(
+    state: &AppState,
+    who: &Identity,
+    version: u16,
+    deprecated_at: DateTime<Utc>,
+) -> Result<(), Refused> {
+    let workbench = &state.workbench;
+    let who = (&who.tenant, &who.subject);
+    let established = workbench
+        .newcomers
+        .established(workbench.store(), &workbench.counting, version, who, deprecated_at)
+        .await
+        .map_err(ApiError::from)?;
+    if established {
         return Ok(());
     }
     state.metrics.new_client_refused(version);

@@ -162,22 +162,35 @@ fn pool_for(hosts: &Arc<hosts::Hosts>, pool_size: u32, timeout: Duration) -> PgP
             let reusable = fence.upgrade().is_none_or(|hosts| hosts.reusable(meta.age));
             Box::pin(async move { Ok(reusable) })
         });
-    if hosts.wants != url::Wants::Any {
-        let kind = Arc::downgrade(hosts);
-        options = options.after_connect(move |conn, _| {
-            let kind = kind.clone();
-            Box::pin(async move {
-                let Some(hosts) = kind.upgrade() else { return Ok(()) };
-                let node = hosts::what_node(conn).await?;
-                if hosts.wants.accepts(node) {
-                    return Ok(());
-                }
-                hosts.lost();
-                Err(sqlx::Error::Protocol(format!("not the kind of node target_session_attrs asks for: {node:?}")))
-            })
-        });
-    }
+    let kind = Arc::downgrade(hosts);
+    options = options.after_connect(move |conn, _| {
+        let kind = kind.clone();
+        Box::pin(async move {
+            notice_gone_clients(conn).await?;
+            let Some(hosts) = kind.upgrade().filter(|h| h.wants != url::Wants::Any) else { return Ok(()) };
+            let node = hosts::what_node(conn).await?;
+            if hosts.wants.accepts(node) {
+                return Ok(());
+            }
+            hosts.lost();
+            Err(sqlx::Error::Protocol(format!("not the kind of node target_session_attrs asks for: {node:?}")))
+        })
+    });
     options.connect_lazy_with(hosts.first())
+}
+
+/// Asks PostgreSQL (14 and later) to check every second, while a statement runs, that this
+/// connection is still there: a statement whose caller went away (its connection closed, as a
+/// request whose client left closes it) then ends within a second, instead of waiting on a lock
+/// or running to its timeout with nobody to read it.
+async fn notice_gone_clients(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "SELECT set_config('client_connection_check_interval', '1000', false) \
+         WHERE current_setting('server_version_num')::int >= 140000",
+    )
+    .execute(traced(conn))
+    .await
+    .map(drop)
 }
 
 /// Lifts the server's statement limit on `c` to the import budget: bulk statements (seeding,
@@ -220,6 +233,7 @@ fn classify(err: sqlx::Error) -> StoreError {
             ("23505", Some("imports_tenant_idempotency_key")) => {
                 return StoreError::Conflict(Constraint::ImportIdempotency);
             }
+            ("23505", Some("flushed_batches_pkey")) => return StoreError::Conflict(Constraint::FlushedBatch),
             _ => {}
         }
         if code == held::READ_ONLY {

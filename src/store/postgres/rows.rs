@@ -7,12 +7,12 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{Connection, Row, postgres::PgRow};
 use uuid::Uuid;
 
-use super::PgStore;
+use super::{PgStore, classify, held::Conn, unnest::Columns};
 use crate::{
-    core::storage::{StoreResult, Writes},
+    core::storage::{StoreError, StoreResult, Writes},
     store::{
         query::Dialect,
-        rows::{Bound, NamedRow, RowStore, Statement, Value, sqlx_cells},
+        rows::{Bound, NamedRow, ROWS, RowSnapshot, RowStore, Statement, Value, sqlx_cells},
         timed,
         traced::traced,
     },
@@ -21,7 +21,11 @@ use crate::{
 type Query<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
 pub(super) fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
-    statement.values.iter().fold(sqlx::query(&statement.sql), |query, value| match *value {
+    bind_values(sqlx::query(&statement.sql), &statement.values)
+}
+
+fn bind_values<'q>(query: Query<'q>, values: &'q [Value<'_>]) -> Query<'q> {
+    values.iter().fold(query, |query, value| match *value {
         Value::Integer(n) => query.bind(n),
         Value::BigInt(n) => query.bind(n),
         Value::Flag(b) => query.bind(b),
@@ -30,6 +34,32 @@ pub(super) fn bind<'q>(statement: &'q Statement<'_>) -> Query<'q> {
         Value::Time(t) => query.bind(t),
         Value::Id(id) => query.bind(id),
     })
+}
+
+/// A statement as PostgreSQL runs it: its rows, if any, as one typed array per column
+/// (`UNNEST`), bound after its values.
+struct Prepared<'s> {
+    sql: std::borrow::Cow<'s, str>,
+    columns: Option<Columns<'s>>,
+}
+
+impl<'s> Prepared<'s> {
+    fn of(statement: &'s Statement<'_>) -> Result<Self, sqlx::Error> {
+        let Some(rows) = &statement.rows else {
+            return Ok(Self { sql: std::borrow::Cow::Borrowed(&statement.sql), columns: None });
+        };
+        let columns = Columns::of(rows)?;
+        let sql = statement.sql.replacen(ROWS, &columns.select(statement.values.len() + 1), 1);
+        Ok(Self { sql: std::borrow::Cow::Owned(sql), columns: Some(columns) })
+    }
+
+    fn bind(&'s mut self, statement: &'s Statement<'_>) -> Query<'s> {
+        let query = bind_values(sqlx::query(&self.sql), &statement.values);
+        match self.columns.take() {
+            Some(columns) => columns.bind_onto(query),
+            None => query,
+        }
+    }
 }
 
 impl NamedRow for PgRow {
@@ -55,7 +85,21 @@ impl NamedRow for PgRow {
 #[async_trait]
 impl RowStore for PgStore {
     type Row = PgRow;
+    type Snapshot<'s> = PgSnapshot<'s>;
     const DIALECT: Dialect = Dialect::Postgres;
+
+    async fn snapshot(&self) -> StoreResult<PgSnapshot<'_>> {
+        timed(self.timeout, async {
+            let mut conn = self.held.acquire().await.map_err(classify)?;
+            let begun =
+                sqlx::query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(traced(&mut *conn)).await;
+            match begun {
+                Ok(_) => Ok(PgSnapshot { conn: Some(conn), timeout: self.timeout }),
+                Err(err) => Err(classify(conn.settle(Err::<(), _>(err)).unwrap_err())),
+            }
+        })
+        .await
+    }
 
     async fn write_all(&self, statements: &[Statement<'_>], bound: Bound) -> StoreResult<Vec<u64>> {
         timed(bound.of(self.timeout), async {
@@ -63,7 +107,12 @@ impl RowStore for PgStore {
                 let mut tx = c.begin().await?;
                 let mut changed = Vec::with_capacity(statements.len());
                 for statement in statements {
-                    changed.push(bind(statement).execute(traced(&mut *tx)).await?.rows_affected());
+                    if !statement.runs() {
+                        changed.push(0);
+                        continue;
+                    }
+                    let mut prepared = Prepared::of(statement)?;
+                    changed.push(prepared.bind(statement).execute(traced(&mut *tx)).await?.rows_affected());
                 }
                 tx.commit().await?;
                 Ok(changed)
@@ -74,11 +123,65 @@ impl RowStore for PgStore {
     }
 
     async fn read_all(&self, statement: &Statement<'_>) -> StoreResult<Vec<PgRow>> {
-        timed(self.timeout, self.with_conn(async |c| bind(statement).fetch_all(traced(c)).await)).await
+        if !statement.runs() {
+            return Ok(Vec::new());
+        }
+        timed(
+            self.timeout,
+            self.with_conn(async |c| {
+                let mut prepared = Prepared::of(statement)?;
+                prepared.bind(statement).fetch_all(traced(c)).await
+            }),
+        )
+        .await
     }
 
     async fn write_one(&self, statement: &Statement<'_>, writes: Writes) -> StoreResult<Vec<PgRow>> {
         timed(self.timeout, self.writing(writes, async |c| bind(statement).fetch_all(traced(c)).await)).await
+    }
+}
+
+/// Reads in one REPEATABLE READ, READ ONLY transaction on a held connection. A read that fails
+/// or runs out of time closes the connection (it may be mid-statement), which ends the
+/// transaction; the snapshot answers `Unavailable` from then on.
+pub(crate) struct PgSnapshot<'s> {
+    conn: Option<Conn<'s>>,
+    timeout: std::time::Duration,
+}
+
+#[async_trait]
+impl RowSnapshot for PgSnapshot<'_> {
+    type Row = PgRow;
+
+    async fn read(&mut self, statement: &Statement<'_>) -> StoreResult<Vec<PgRow>> {
+        if !statement.runs() {
+            return Ok(Vec::new());
+        }
+        let conn = self.conn.as_mut().ok_or_else(|| StoreError::Unavailable("the snapshot was lost".into()))?;
+        let read = async {
+            let mut prepared = Prepared::of(statement)?;
+            prepared.bind(statement).fetch_all(traced(&mut **conn)).await
+        };
+        match tokio::time::timeout(self.timeout, read).await {
+            Ok(Ok(rows)) => Ok(rows),
+            Ok(Err(err)) => {
+                self.conn = None;
+                Err(classify(err))
+            }
+            Err(_) => {
+                self.conn = None;
+                Err(StoreError::Unavailable(format!("no answer within {} ms", self.timeout.as_millis())))
+            }
+        }
+    }
+
+    async fn finish(mut self) -> StoreResult<()> {
+        let mut conn = self.conn.take().ok_or_else(|| StoreError::Unavailable("the snapshot was lost".into()))?;
+        let done = tokio::time::timeout(self.timeout, sqlx::query("COMMIT").execute(traced(&mut *conn))).await;
+        match done {
+            Ok(result) => conn.settle(result.map(drop)).map_err(classify),
+            Err(_) => Err(StoreError::Unavailable(format!("no answer within {} ms", self.timeout.as_millis()))),
+        }
     }
 }
 

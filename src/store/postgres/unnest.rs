@@ -106,7 +106,22 @@ impl<'a> Columns<'a> {
     where
         'a: 'q,
     {
-        self.0.into_iter().fold(sqlx::query(sql), |query, c| c.bind(query))
+        self.bind_onto(sqlx::query(sql))
+    }
+
+    /// Bound after what `query` binds already.
+    pub fn bind_onto<'q>(self, query: Query<'q>) -> Query<'q>
+    where
+        'a: 'q,
+    {
+        self.0.into_iter().fold(query, |query, c| c.bind(query))
+    }
+
+    /// The rows as a table: `SELECT * FROM UNNEST($first::…[], …)`.
+    pub fn select(&self, first: usize) -> String {
+        let arrays: Vec<String> =
+            self.0.iter().enumerate().map(|(i, c)| format!("${}::{}", first + i, c.array_type())).collect();
+        format!("SELECT * FROM UNNEST({})", arrays.join(", "))
     }
 }
 

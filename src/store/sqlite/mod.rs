@@ -110,10 +110,11 @@ fn classify(err: sqlx::Error) -> StoreError {
             ("users.idempotency_scope", Constraint::UserIdempotency),
             ("customers.customer_number", Constraint::CustomerNumber),
             ("imports.idempotency_scope", Constraint::ImportIdempotency),
+            ("flushed_batches.id", Constraint::FlushedBatch),
         ];
-        if let Some((_, constraint)) =
-            unique.iter().find(|(columns, _)| code == "2067" && db.message().contains(columns))
-        {
+        // SQLITE_CONSTRAINT_UNIQUE, and SQLITE_CONSTRAINT_PRIMARYKEY for a key declared so.
+        let violated = code == "2067" || code == "1555";
+        if let Some((_, constraint)) = unique.iter().find(|(columns, _)| violated && db.message().contains(columns)) {
             return StoreError::Conflict(*constraint);
         }
         // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).

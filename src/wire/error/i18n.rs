@@ -62,6 +62,7 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::Max { .. } => "max",
         Rule::ExpectedString | Rule::ExpectedInteger | Rule::ExpectedObject => "type",
         Rule::UnknownField => "unknown_field",
+        Rule::DuplicateKey => "duplicate_key",
         Rule::ReadOnly => "read_only",
         Rule::Digits => "digits",
         Rule::InvalidId => "invalid_id",
@@ -75,6 +76,9 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::OneOf(_) => "one_of",
         Rule::OtherQuery => "cursor_mismatch",
         Rule::NotWithCursor => "not_with_cursor",
+        Rule::HttpsRequired => "https_required",
+        Rule::InternalAddress => "internal_address",
+        Rule::Unresolvable => "unresolvable",
         Rule::Invalid => "invalid",
     }
 }
@@ -114,6 +118,13 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
         Rule::UnknownField => {
             lang.pick(("is not a known field", "ist kein bekanntes Feld", "n'est pas un champ connu")).into()
         }
+        Rule::DuplicateKey => lang
+            .pick((
+                "is given more than once in its object",
+                "kommt in seinem Objekt mehr als einmal vor",
+                "figure plus d'une fois dans son objet",
+            ))
+            .into(),
         Rule::ReadOnly => lang
             .pick((
                 "cannot be set by the client",
@@ -156,6 +167,23 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
                 "belongs to another sort or filter; start again without it",
                 "gehört zu einer anderen Sortierung oder Filterung; ohne Cursor neu beginnen",
                 "appartient à un autre tri ou filtre ; recommencez sans curseur",
+            ))
+            .into(),
+        Rule::HttpsRequired => lang
+            .pick(("must be an https URL", "muss eine https-URL sein", "doit être une URL https"))
+            .into(),
+        Rule::InternalAddress => lang
+            .pick((
+                "reaches an address notices may not be sent to (loopback, private, link-local or reserved)",
+                "erreicht eine Adresse, an die keine Benachrichtigungen gehen dürfen (Loopback, privat, link-lokal oder reserviert)",
+                "atteint une adresse à laquelle aucune notification ne peut être envoyée (boucle locale, privée, lien local ou réservée)",
+            ))
+            .into(),
+        Rule::Unresolvable => lang
+            .pick((
+                "names a host that resolves to no address",
+                "nennt einen Host ohne Adresse",
+                "nomme un hôte qui ne se résout en aucune adresse",
             ))
             .into(),
         Rule::Invalid => lang.pick(("is invalid", "ist ungültig", "n'est pas valide")).into(),

@@ -23,9 +23,12 @@ pub enum Kind {
     IdempotencyKeyReused,
     ApiVersionSunset,
     ApiVersionClosed,
+    /// An acknowledgement of a sunset date that is not the version's current one.
+    SunsetNotCurrent,
     PreconditionFailed,
     PayloadTooLarge,
     UriTooLong,
+    HeaderFieldsTooLarge,
     UnsupportedMediaType,
     InvalidPatchResult,
     InvalidUpload,
@@ -37,7 +40,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 28] = [
+    pub const ALL: [Kind; 30] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -55,9 +58,11 @@ impl Kind {
         Kind::IdempotencyKeyReused,
         Kind::ApiVersionSunset,
         Kind::ApiVersionClosed,
+        Kind::SunsetNotCurrent,
         Kind::PreconditionFailed,
         Kind::PayloadTooLarge,
         Kind::UriTooLong,
+        Kind::HeaderFieldsTooLarge,
         Kind::UnsupportedMediaType,
         Kind::InvalidPatchResult,
         Kind::InvalidUpload,
@@ -85,9 +90,11 @@ impl Kind {
             }
             Kind::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::ApiVersionSunset | Kind::ApiVersionClosed => StatusCode::GONE,
+            Kind::SunsetNotCurrent => StatusCode::CONFLICT,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::UriTooLong => StatusCode::URI_TOO_LONG,
+            Kind::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Kind::InvalidPatchResult | Kind::ImportRejected => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -116,9 +123,11 @@ impl Kind {
             Kind::IdempotencyKeyReused => "idempotency-key-reused",
             Kind::ApiVersionSunset => "api-version-sunset",
             Kind::ApiVersionClosed => "api-version-closed",
+            Kind::SunsetNotCurrent => "sunset-not-current",
             Kind::PreconditionFailed => "precondition-failed",
             Kind::PayloadTooLarge => "payload-too-large",
             Kind::UriTooLong => "uri-too-long",
+            Kind::HeaderFieldsTooLarge => "request-header-fields-too-large",
             Kind::UnsupportedMediaType => "unsupported-media-type",
             Kind::InvalidPatchResult => "invalid-patch-result",
             Kind::InvalidUpload => "invalid-upload",
@@ -163,11 +172,17 @@ impl Kind {
                 "API-Version für neue Clients geschlossen",
                 "Version d'API fermée aux nouveaux clients",
             ),
+            Kind::SunsetNotCurrent => {
+                ("Sunset date not current", "Abschaltdatum nicht aktuell", "Date de retrait non actuelle")
+            }
             Kind::PreconditionFailed => {
                 ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition")
             }
             Kind::PayloadTooLarge => ("Payload too large", "Anfrage zu groß", "Requête trop volumineuse"),
             Kind::UriTooLong => ("URI too long", "URI zu lang", "URI trop longue"),
+            Kind::HeaderFieldsTooLarge => {
+                ("Request header fields too large", "Kopfzeilen zu groß", "Champs d'en-tête trop grands")
+            }
             Kind::UnsupportedMediaType => {
                 ("Unsupported media type", "Nicht unterstützter Medientyp", "Type de média non pris en charge")
             }
@@ -257,6 +272,11 @@ impl Kind {
                 "Version {} dieser API ist eingestellt; bitte zur Nachfolgeversion wechseln (siehe Link-Header)",
                 "La version {} de cette API est retirée ; passez à la version suivante (voir l'en-tête Link)",
             ),
+            Kind::SunsetNotCurrent => (
+                "The version's sunset is now {}; acknowledge that date",
+                "Das Abschaltdatum der Version ist jetzt {}; bitte dieses Datum bestätigen",
+                "La date de retrait de la version est désormais {} ; confirmez cette date",
+            ),
             Kind::PreconditionFailed => (
                 "The resource does not match If-Match",
                 "Die Ressource entspricht nicht If-Match",
@@ -268,6 +288,11 @@ impl Kind {
             Kind::UriTooLong => {
                 ("The URI exceeds {} bytes", "Die URI überschreitet {} Bytes", "L'URI dépasse {} octets")
             }
+            Kind::HeaderFieldsTooLarge => (
+                "The request's header fields exceed {}",
+                "Die Kopfzeilen der Anfrage überschreiten {}",
+                "Les champs d'en-tête de la requête dépassent {}",
+            ),
             Kind::UnsupportedMediaType => ("Send one of: {}", "Erlaubt sind: {}", "Types acceptés : {}"),
             Kind::InvalidPatchResult => (
                 "The patched resource would be invalid in {} field(s)",

@@ -93,6 +93,14 @@ impl ApiError {
     }
 }
 
+/// A store's failure seen by a route outside the core (the workbench's, the notices'): as the
+/// core would report it.
+impl From<crate::core::storage::StoreError> for ApiError {
+    fn from(err: crate::core::storage::StoreError) -> Self {
+        CoreError::from(err).into()
+    }
+}
+
 impl From<CoreError> for ApiError {
     fn from(err: CoreError) -> Self {
         match err {

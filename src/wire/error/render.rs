@@ -99,7 +99,8 @@ struct ProblemBody<'a> {
     errors: Vec<ErrorItem>,
 }
 
-pub fn render(err: &ApiError, ctx: &RenderContext<'_>) -> Response {
+/// An error's body in the version's shape, and its content type.
+pub fn render_body(err: &ApiError, ctx: &RenderContext<'_>) -> (String, &'static str) {
     let lang = ctx.lang;
     let detail = err.kind.detail(lang).replace("{}", err.detail_arg.as_deref().unwrap_or(""));
     let errors: Vec<ErrorItem> = err.errors.iter().map(|e| error_item(e, lang)).collect();
@@ -132,11 +133,15 @@ pub fn render(err: &ApiError, ctx: &RenderContext<'_>) -> Response {
             "application/problem+json",
         ),
     };
-    let body = body.unwrap_or_default();
+    (body.unwrap_or_default(), content_type)
+}
+
+pub fn render(err: &ApiError, ctx: &RenderContext<'_>) -> Response {
+    let (body, content_type) = render_body(err, ctx);
     let mut response = Response::builder()
-        .status(status)
+        .status(err.status)
         .content_type(content_type)
-        .header(header::CONTENT_LANGUAGE, lang.tag())
+        .header(header::CONTENT_LANGUAGE, ctx.lang.tag())
         .body(body);
     for (name, value) in &err.headers {
         if let Ok(value) = HeaderValue::from_str(value) {

@@ -63,21 +63,42 @@ impl Backend {
 
 /// A clock a test sets by hand.
 #[derive(Clone)]
-pub struct FixedClock(Arc<Mutex<DateTime<Utc>>>);
+pub struct FixedClock {
+    time: Arc<Mutex<DateTime<Utc>>>,
+    /// Set: the next reading the background work takes panics (a fault the test injects).
+    panic_in_background: Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl FixedClock {
     pub fn at(rfc3339: &str) -> FixedClock {
         let instant = DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc);
-        FixedClock(Arc::new(Mutex::new(instant)))
+        FixedClock { time: Arc::new(Mutex::new(instant)), panic_in_background: Arc::default() }
     }
 
     pub fn set(&self, rfc3339: &str) {
-        *self.0.lock().unwrap() = DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc);
+        *self.time.lock().unwrap() = DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc);
+    }
+
+    /// The background work's next reading of the clock panics.
+    pub fn panic_in_the_background_work(&self) {
+        self.panic_in_background.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether that panic happened.
+    pub fn panicked_in_the_background_work(&self) -> bool {
+        !self.panic_in_background.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn clock(&self) -> Clock {
-        let time = self.0.clone();
-        Arc::new(move || *time.lock().unwrap())
+        let (time, panic) = (self.time.clone(), self.panic_in_background.clone());
+        Arc::new(move || {
+            if tandem::workbench::background::is_background_work()
+                && panic.swap(false, std::sync::atomic::Ordering::SeqCst)
+            {
+                panic!("a fault the test injected into the background work");
+            }
+            *time.lock().unwrap()
+        })
     }
 }
 
@@ -162,6 +183,23 @@ impl TestApp {
         let reply = self.post_json("/users", &json!({"name": name, "email": email, "age": 30})).await;
         reply.assert_status(201);
         reply.json()["id"].as_i64().expect("an integer id")
+    }
+
+    /// Waits until this instance has written every count it holds (its buffered-rows gauges on
+    /// `/metrics` read 0), as it does within a second of the requests.
+    pub async fn counts_written(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let metrics = send(self.client.get(self.url("/metrics"))).await.text;
+            let gauge =
+                |name: &str| metrics.lines().find(|l| l.starts_with(&format!("{name} "))).map(|l| l.ends_with(" 0"));
+            if gauge("tandem_usage_buffered_rows") == Some(true) && gauge("tandem_activity_buffered_rows") == Some(true)
+            {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "this instance never wrote its counts");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// The number of users in the default tenant, read through the API.

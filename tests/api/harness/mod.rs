@@ -13,6 +13,7 @@ pub mod otlp;
 pub mod ports;
 pub mod proxy;
 pub mod raw;
+pub mod receiver;
 pub mod redis;
 pub mod reply;
 pub mod tokens;

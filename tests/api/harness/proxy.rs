@@ -22,6 +22,9 @@ pub struct Proxy {
     pub addr: SocketAddr,
     open: Arc<AtomicBool>,
     stalled: Arc<AtomicBool>,
+    /// Armed: the next `COMMIT` a client sends reaches the server, and its answer never comes
+    /// back (that connection falls silent), as when a network drops it on the way.
+    lose_commit_answer: Arc<AtomicBool>,
     connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
 }
@@ -32,23 +35,32 @@ impl Proxy {
         let addr = listener.local_addr().unwrap();
         let open = Arc::new(AtomicBool::new(true));
         let stalled = Arc::new(AtomicBool::new(false));
+        let lose_commit_answer = Arc::new(AtomicBool::new(false));
         let connections: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = tokio::spawn({
             let (open, stalled, connections) = (open.clone(), stalled.clone(), connections.clone());
+            let lose = lose_commit_answer.clone();
             async move {
                 while let Ok((client, _)) = listener.accept().await {
                     if !open.load(Ordering::SeqCst) {
                         drop(client);
                         continue;
                     }
-                    let stalled = stalled.clone();
+                    let (stalled, lose) = (stalled.clone(), lose.clone());
                     let task = tokio::spawn(async move {
                         if let Ok(server) = TcpStream::connect(upstream).await {
                             let ((client_in, client_out), (server_in, server_out)) =
                                 (client.into_split(), server.into_split());
+                            // This connection's answers stop once its COMMIT was let through.
+                            let muted = Arc::new(AtomicBool::new(false));
                             tokio::join!(
-                                pump(client_in, server_out, stalled.clone()),
-                                pump(server_in, client_out, stalled)
+                                pump(
+                                    client_in,
+                                    server_out,
+                                    stalled.clone(),
+                                    Watch::Commit { lose, muted: muted.clone() }
+                                ),
+                                pump(server_in, client_out, stalled, Watch::Muted(muted))
                             );
                         }
                     });
@@ -56,7 +68,17 @@ impl Proxy {
                 }
             }
         });
-        Proxy { addr, open, stalled, connections, accept }
+        Proxy { addr, open, stalled, lose_commit_answer, connections, accept }
+    }
+
+    /// The next `COMMIT` sent through the proxy commits, and its answer is lost.
+    pub fn lose_the_next_commit_answer(&self) {
+        self.lose_commit_answer.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a `COMMIT`'s answer was lost since it was armed.
+    pub fn lost_a_commit_answer(&self) -> bool {
+        !self.lose_commit_answer.load(Ordering::SeqCst)
     }
 
     /// Drops every connection and refuses new ones.
@@ -79,17 +101,35 @@ impl Proxy {
     }
 }
 
+/// What one direction of a connection watches for.
+enum Watch {
+    /// Client to server: a `COMMIT` (PostgreSQL's simple query), when armed, mutes the answers.
+    Commit { lose: Arc<AtomicBool>, muted: Arc<AtomicBool> },
+    /// Server to client: nothing more once muted.
+    Muted(Arc<AtomicBool>),
+}
+
 /// Copies one direction until either side closes. Bytes read while stalled are held for good,
 /// so a stalled connection stays silent even after `restore`.
-async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, stalled: Arc<AtomicBool>) {
+async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, stalled: Arc<AtomicBool>, watch: Watch) {
     let mut buffer = vec![0; 16 * 1024];
     loop {
         let read = match from.read(&mut buffer).await {
             Ok(0) | Err(_) => return,
             Ok(read) => read,
         };
-        if stalled.load(Ordering::SeqCst) {
+        let muted = match &watch {
+            Watch::Muted(muted) => muted.load(Ordering::SeqCst),
+            Watch::Commit { .. } => false,
+        };
+        if stalled.load(Ordering::SeqCst) || muted {
             return std::future::pending().await;
+        }
+        if let Watch::Commit { lose, muted } = &watch
+            && buffer[..read].windows(7).any(|w| w == b"COMMIT\0")
+            && lose.swap(false, Ordering::SeqCst)
+        {
+            muted.store(true, Ordering::SeqCst);
         }
         if to.write_all(&buffer[..read]).await.is_err() {
             return;

@@ -6,10 +6,8 @@ use std::fmt::Write;
 
 use poem::{Request, Response};
 
-use super::{
-    super::stamp,
-    model::{Guide, GuideRoute},
-};
+use super::model::{Guide, GuideRoute};
+use crate::encoding::rfc3339_seconds as stamp;
 use crate::wire::error::{ApiError, Kind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +58,7 @@ fn sunset_line(guide: &Guide) -> String {
 
 fn route_heading(route: &GuideRoute) -> String {
     let successor = route.successor.as_deref().map_or(String::new(), |path| format!(" → {} {path}", route.method));
-    format!("{} {}{successor}", route.method, route.route)
+    format!("{} {}{successor}", route.method, route.called)
 }
 
 fn as_is(route: &GuideRoute) -> &'static str {

@@ -4,11 +4,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::super::{migration::details_json, stamp};
+use super::super::migration::details_json;
 use crate::{
-    changes::Change,
-    core::workbench::{ClientRecord, Status},
-    http::AppState,
+    changes::Change, core::storage::Status, encoding::rfc3339_seconds as stamp, http::AppState,
+    workbench::records::ClientRecord,
 };
 
 /// One client's guide from `from` to `to`.
@@ -28,8 +27,10 @@ pub struct Guide {
 pub struct GuideRoute {
     pub method: String,
     pub route: String,
+    /// The path the client calls (`/api/customers` for the route `/customers`).
+    pub called: String,
     pub requests: u64,
-    /// The successor's path for the same operation.
+    /// The successor's route for the same operation, its parameters kept.
     pub successor: Option<String>,
     /// The changes this client's own requests met, most requests first.
     pub must_change: Vec<MustChange>,
@@ -92,7 +93,8 @@ impl Guide {
                     method: route.method.clone(),
                     route: route.route.clone(),
                     requests: route.requests,
-                    successor: state.dispatch.successor(from, Some(&route.route), None),
+                    called: state.dispatch.called_path(from, &route.route),
+                    successor: state.dispatch.successor_template(from, &route.route),
                     must_change,
                     must_read,
                 }

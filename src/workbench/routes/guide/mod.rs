@@ -17,12 +17,16 @@ use poem::{
 use serde::Deserialize;
 
 use self::model::Guide;
-use super::migration;
+use super::versions;
 use crate::{
     auth::Caller,
-    core::fields::{FieldError, Rule},
+    core::{
+        fields::{FieldError, Rule},
+        storage::Client,
+    },
     http::AppState,
     wire::error::{ApiError, Kind},
+    workbench::view,
 };
 
 #[derive(Deserialize)]
@@ -32,17 +36,23 @@ pub struct GuideQuery {
     subject: Option<String>,
 }
 
-/// The guide of one client, fleet-wide: this instance's buffered activity is written first. The
-/// version asked about defaults to the oldest that a newer one follows.
-async fn guide_of(state: &AppState, client: (&str, &str), asked: Option<u16>) -> Result<(Guide, bool), ApiError> {
-    let oldest = || state.dispatch.versions().find(|v| state.dispatch.successor_version(*v).is_some());
-    let (from, to) = migration::versions(state, asked.or_else(oldest))?;
-    migration::flush(state).await?;
+/// The guide of one client, fleet-wide, from its rows alone (with this instance's counts not
+/// yet written). The version asked about defaults to the one the record describes.
+async fn guide_of(state: &AppState, client: Client, asked: Option<u16>) -> Result<(Guide, bool), ApiError> {
+    let versions = versions(state, asked)?;
     let now = (state.clock)();
-    let records = state.workbench.records(Some(client), from, Some(to), now).await.map_err(ApiError::from)?;
-    let record = records.first().ok_or_else(|| ApiError::internal(anyhow::anyhow!("no record for the client")))?;
-    let seen = record.last_old.is_some() || record.last_rehearsal.is_some() || record.refusals > 0;
-    Ok((Guide::of(record, from, to, state, now), seen))
+    let workbench = &state.workbench;
+    let record =
+        view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
+    let to = versions.successor.unwrap_or(versions.version);
+    Ok((Guide::of(&record, versions.version, to, state, now), record.seen()))
+}
+
+/// A client's guide on `version` as JSON, as `GET /api/migration/guide` answers it: what each
+/// notice to the client carries.
+pub async fn as_json(state: &AppState, client: Client, version: u16) -> Result<serde_json::Value, ApiError> {
+    let (guide, _) = guide_of(state, client, Some(version)).await?;
+    Ok(guide.to_json())
 }
 
 /// `GET /api/migration/guide`: the caller's own guide.
@@ -54,7 +64,8 @@ pub async fn mine(
     req: &Request,
 ) -> poem::Result<Response> {
     let form = text::Form::asked(req)?;
-    let (guide, _) = guide_of(&state, (&caller.tenant, &caller.principal.subject), query.version).await?;
+    let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
+    let (guide, _) = guide_of(&state, client, query.version).await?;
     Ok(text::respond(&guide, form))
 }
 
@@ -72,7 +83,8 @@ pub async fn anyones(state: Data<&Arc<AppState>>, query: Query<GuideQuery>, req:
     let (Some(tenant), Some(subject), true) = (&query.tenant, &query.subject, missing.is_empty()) else {
         return Err(ApiError::validation(missing).into());
     };
-    let (guide, seen) = guide_of(&state, (tenant, subject), query.version).await?;
+    let client = Client { tenant: tenant.clone(), subject: subject.clone() };
+    let (guide, seen) = guide_of(&state, client, query.version).await?;
     if !seen {
         return Err(ApiError::new(Kind::NotFound).into());
     }

@@ -1,39 +1,37 @@
 //! Whether a version can be turned off without breaking anyone who called it lately (README
-//! "Deciding a sunset"): the clients it answered within a window of days, which block; its
-//! traffic per day; and the day a least-squares line through that traffic reaches zero. Read
-//! from the usage records every instance writes, so the answer is the fleet's.
+//! "Deciding a sunset"): the clients it answered within a window of days, which block, the
+//! busiest first; its traffic per day; and the day a least-squares line through that traffic
+//! reaches zero. Read from the usage every instance writes (with this instance's counts not
+//! yet written), so the answer is the fleet's.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 
+use super::{
+    counting::Counting,
+    view::{self, Blocking, Versions},
+};
 use crate::core::{
     CoreError,
-    storage::Store,
-    workbench::{Status, Workbench},
+    storage::{Client, Store, Window},
 };
 
-/// The longest window readiness looks back over, in days.
-pub const MAX_WINDOW: u32 = 90;
-
-/// A client the version answered within the window.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blocking {
-    pub tenant: String,
-    pub subject: String,
-    pub status: Status,
-    pub requests: u64,
-    pub last_request: DateTime<Utc>,
-    /// Distinct changes of the successor its requests met.
-    pub must_change: usize,
-}
+/// The longest window readiness looks back over, in days: usage is kept at least that long.
+pub const MAX_WINDOW: u32 = crate::settings::MIN_USAGE_RETENTION_DAYS;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Readiness {
     pub version: u16,
     pub window: u32,
-    /// Most requests first.
+    /// The busiest blocking clients, most requests first (at most the limit asked for).
     pub blocking: Vec<Blocking>,
+    /// Every client the version answered within the window: each one blocks.
+    pub blocking_clients: u64,
+    /// Those of them whose owners accepted the current sunset date.
+    pub acknowledged: HashSet<Client>,
+    /// How many blocking clients accepted it.
+    pub acknowledged_clients: u64,
     /// Requests per UTC day, oldest first: exactly `window` days, today the last.
     pub per_day: Vec<(NaiveDate, u64)>,
     /// `None` when the traffic is not falling.
@@ -42,51 +40,44 @@ pub struct Readiness {
 
 impl Readiness {
     pub fn ready(&self) -> bool {
-        self.blocking.is_empty()
+        self.blocking_clients == 0
     }
 }
 
-/// Assesses `version` (whose clients move to `successor`) over the last `window` UTC days.
+/// Assesses `versions.version` over the last `window` UTC days, listing at most `limit`
+/// blocking clients (all are counted), and which accepted the sunset `sunset_at`.
 pub async fn assess(
-    store: Arc<dyn Store>,
-    version: u16,
-    successor: Option<u16>,
-    window: u32,
+    store: &dyn Store,
+    counting: Option<&Counting>,
+    versions: &Versions,
+    (window, limit): (u32, usize),
+    sunset_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Result<Readiness, CoreError> {
     let today = now.date_naive();
-    let first = today - Duration::days(i64::from(window) - 1);
-    let since = first.and_hms_opt(0, 0, 0).expect("midnight").and_utc();
-    let rows = store.usage_since(version, since).await?;
-    let records = Workbench::new(store).records(None, version, successor, now).await?;
-
-    let mut clients: BTreeMap<(String, String), (u64, DateTime<Utc>)> = BTreeMap::new();
-    let mut days: BTreeMap<NaiveDate, u64> = BTreeMap::new();
-    for row in rows.iter().filter(|r| r.day >= first && r.day <= today) {
-        *days.entry(row.day).or_default() += row.requests;
-        let client = clients.entry((row.tenant.clone(), row.subject.clone())).or_insert((0, row.last_seen));
-        client.0 += row.requests;
-        client.1 = client.1.max(row.last_seen);
-    }
-    let mut blocking: Vec<Blocking> = clients
-        .into_iter()
-        .map(|((tenant, subject), (requests, last_request))| {
-            let record = records.iter().find(|r| r.tenant == tenant && r.subject == subject);
-            let mut met: Vec<&str> =
-                record.iter().flat_map(|r| &r.routes).flat_map(|route| &route.exposures).map(|e| &*e.change).collect();
-            met.sort_unstable();
-            met.dedup();
-            let status = record.map_or(Status::NotStarted, |r| r.status);
-            Blocking { tenant, subject, status, requests, last_request, must_change: met.len() }
-        })
-        .collect();
-    blocking.sort_by(|a, b| b.requests.cmp(&a.requests).then((&a.tenant, &a.subject).cmp(&(&b.tenant, &b.subject))));
+    let days = Window { first: today - Duration::days(i64::from(window) - 1), today };
+    let accepted = match sunset_at {
+        Some(sunset_at) => store.acknowledgements(versions.version, sunset_at).await?,
+        None => Vec::new(),
+    };
+    let answered = view::answered(store, counting, versions, days, limit, &accepted, now).await?;
+    let listed: HashSet<&Client> = answered.busiest.iter().map(|b| &b.client).collect();
+    let acknowledged = accepted.iter().filter(|c| listed.contains(c)).cloned().collect();
     let per_day: Vec<(NaiveDate, u64)> = (0..window)
-        .map(|i| first + Duration::days(i64::from(i)))
-        .map(|day| (day, days.get(&day).copied().unwrap_or(0)))
+        .map(|i| days.first + Duration::days(i64::from(i)))
+        .map(|day| (day, answered.per_day.get(&day).copied().unwrap_or(0)))
         .collect();
     let projected_last_day = projected_last_day(&per_day);
-    Ok(Readiness { version, window, blocking, per_day, projected_last_day })
+    Ok(Readiness {
+        version: versions.version,
+        window,
+        blocking: answered.busiest,
+        blocking_clients: answered.clients,
+        acknowledged,
+        acknowledged_clients: answered.marked,
+        per_day,
+        projected_last_day,
+    })
 }
 
 /// The day a least-squares line through the daily counts reaches zero; `None` unless it falls.

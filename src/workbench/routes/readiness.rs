@@ -12,20 +12,28 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::stamp;
+use super::page;
 use crate::{
     core::{
         fields::{FieldError, Rule},
-        readiness::{self, MAX_WINDOW, Readiness},
         storage::Store,
     },
     dispatch::Dispatch,
+    encoding::rfc3339_seconds as stamp,
     http::AppState,
     wire::error::{ApiError, Kind},
+    workbench::{
+        counting::Counting,
+        readiness::{self, MAX_WINDOW, Readiness},
+        view::Versions,
+    },
 };
 
 /// Days looked back over when none are named.
 pub const DEFAULT_WINDOW: u32 = 7;
+
+/// A command prints at most this many blocking clients, and says how many more there are.
+pub const REPORTED: usize = 20;
 
 /// Why readiness cannot be told: a bad window, or a version that is not served.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,23 +51,36 @@ impl std::fmt::Display for Unanswerable {
     }
 }
 
-/// The readiness of `version` over `window` days, from the store alone (what every instance
-/// wrote), with the version's lifecycle from `dispatch`.
+/// What readiness is asked.
+pub struct Question {
+    pub version: u16,
+    pub window: u32,
+    /// Blocking clients listed, at most (all are counted).
+    pub limit: usize,
+    pub now: DateTime<Utc>,
+}
+
+/// The readiness of a version over a window, from the store (what every instance wrote) and
+/// `counting`, this instance's counts not yet written (none for a command), with the version's
+/// lifecycle from `dispatch`.
 pub async fn assess(
-    store: Arc<dyn Store>,
+    store: &dyn Store,
+    counting: Option<&Counting>,
     dispatch: &Dispatch,
-    version: u16,
-    window: u32,
-    now: DateTime<Utc>,
+    question: Question,
 ) -> Result<Result<Value, Unanswerable>, crate::core::CoreError> {
+    let Question { version, window, limit, now } = question;
     if !(1..=MAX_WINDOW).contains(&window) {
         return Ok(Err(Unanswerable::Window));
     }
     if !dispatch.versions().any(|v| v == version) {
         return Ok(Err(Unanswerable::UnknownVersion));
     }
-    let successor = dispatch.successor_version(version);
-    let readiness = readiness::assess(store, version, successor, window, now).await?;
+    let lineup = dispatch.lineup();
+    let versions = Versions { version, successor: lineup.successor(version), all: lineup.numbers().collect() };
+    // Acknowledgements count for the sunset in force: one given for an earlier date is void.
+    let sunset_at = lineup.lifecycle(version).and_then(|l| l.sunset_at);
+    let readiness = readiness::assess(store, counting, &versions, (window, limit), sunset_at, now).await?;
     Ok(Ok(to_json(&readiness, dispatch, now)))
 }
 
@@ -72,8 +93,9 @@ fn to_json(readiness: &Readiness, dispatch: &Dispatch, now: DateTime<Utc>) -> Va
         .blocking
         .iter()
         .map(|b| {
-            json!({"tenant": b.tenant, "subject": b.subject, "status": b.status.name(), "requests": b.requests,
-                   "lastRequest": stamp(b.last_request), "mustChange": b.must_change})
+            json!({"tenant": b.client.tenant, "subject": b.client.subject, "status": b.status.name(),
+                   "requests": b.requests, "lastRequest": stamp(b.last_request), "mustChange": b.must_change,
+                   "acknowledged": readiness.acknowledged.contains(&b.client)})
         })
         .collect();
     json!({
@@ -83,44 +105,55 @@ fn to_json(readiness: &Readiness, dispatch: &Dispatch, now: DateTime<Utc>) -> Va
         "window": readiness.window,
         "ready": readiness.ready(),
         "blocking": blocking,
-        "clients": {"seen": readiness.blocking.len(), "blocking": readiness.blocking.len()},
+        "clients": {"seen": readiness.blocking_clients, "blocking": readiness.blocking_clients,
+                    "acknowledged": readiness.acknowledged_clients},
         "requestsPerDay": readiness.per_day.iter().map(|(day, n)| json!({"day": day.to_string(), "requests": n})).collect::<Vec<_>>(),
         "projectedLastDay": readiness.projected_last_day.map(|d| d.to_string()),
     })
 }
 
-/// The answer as a few lines for a pipeline's log: the verdict, then each blocking client.
+/// The answer as a few lines for a pipeline's log: the verdict, then the busiest blocking
+/// clients (at most [`REPORTED`]) and how many more there are.
 pub fn report(answer: &Value) -> String {
     let mut out = String::new();
     let version = &answer["version"];
     let window = &answer["window"];
     let blocking = answer["blocking"].as_array().map_or(&[][..], Vec::as_slice);
+    let count = answer["clients"]["blocking"].as_u64().unwrap_or(blocking.len() as u64);
     if answer["ready"] == true {
         let _ = writeln!(out, "v{version} is ready to turn off: no client called it in the last {window} days.");
     } else {
         let _ = writeln!(
             out,
-            "v{version} is NOT ready to turn off: {} client(s) called it in the last {window} days.",
-            blocking.len()
+            "v{version} is NOT ready to turn off: {count} client(s) called it in the last {window} days."
         );
     }
     if let Some(sunset) = answer["sunsetAt"].as_str() {
         let _ = writeln!(out, "Sunset: {sunset} ({} days left).", answer["daysLeft"]);
     }
+    let acknowledged = answer["clients"]["acknowledged"].as_u64().unwrap_or(0);
+    if count > 0 {
+        let _ = writeln!(out, "{acknowledged} of them acknowledged the sunset date.");
+    }
     if let Some(day) = answer["projectedLastDay"].as_str() {
         let _ = writeln!(out, "At the current decline its traffic reaches zero on {day}.");
     }
-    for b in blocking {
+    let shown = &blocking[..blocking.len().min(REPORTED)];
+    for b in shown {
         let _ = writeln!(
             out,
-            "  {}/{}: {} requests, last {}, status {}, {} change(s) to make",
+            "  {}/{}: {} requests, last {}, status {}, {} change(s) to make{}",
             b["tenant"].as_str().unwrap_or_default(),
             b["subject"].as_str().unwrap_or_default(),
             b["requests"],
             b["lastRequest"].as_str().unwrap_or_default(),
             b["status"].as_str().unwrap_or_default(),
-            b["mustChange"]
+            b["mustChange"],
+            if b["acknowledged"] == true { ", sunset acknowledged" } else { "" }
         );
+    }
+    if let Some(more) = count.checked_sub(shown.len() as u64).filter(|more| *more > 0) {
+        let _ = writeln!(out, "  … and {more} more (see GET /admin/versions/{version}/readiness).");
     }
     out
 }
@@ -128,9 +161,11 @@ pub fn report(answer: &Value) -> String {
 #[derive(Deserialize)]
 pub struct ReadinessQuery {
     window: Option<String>,
+    limit: Option<String>,
 }
 
-/// `GET /admin/versions/<N>/readiness?window=<days>`; this instance's buffers are written first.
+/// `GET /admin/versions/<N>/readiness?window=<days>&limit=<clients>`, with this instance's
+/// counts not yet written.
 #[handler]
 pub async fn of_version(
     state: Data<&Arc<AppState>>,
@@ -142,11 +177,11 @@ pub async fn of_version(
         None => DEFAULT_WINDOW,
         Some(raw) => raw.parse::<u32>().unwrap_or(0),
     };
-    let store_error = |e| ApiError::from(crate::core::CoreError::from(e));
-    state.usage.flush(state.store.as_ref()).await.map_err(store_error)?;
-    state.activity.flush(state.store.as_ref()).await.map_err(store_error)?;
-    let now = (state.clock)();
-    match assess(state.store.clone(), &state.dispatch, version, window, now).await.map_err(ApiError::from)? {
+    let limit = page::limit(query.limit.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
+    let question = Question { version, window, limit, now: (state.clock)() };
+    let workbench = &state.workbench;
+    let answer = assess(workbench.store(), Some(&workbench.counting), &state.dispatch, question).await;
+    match answer.map_err(ApiError::from)? {
         Ok(answer) => Ok(Json(answer)),
         Err(Unanswerable::Window) => {
             Err(ApiError::validation(vec![FieldError::parameter("window", Rule::Invalid)]).into())

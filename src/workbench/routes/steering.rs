@@ -11,19 +11,17 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::stamp;
 use crate::{
     auth::{Caller, tenant},
-    core::{
-        fields::{FieldError, Rule},
-        workbench::{BrownoutRequest, brownout_json, pin_json},
-    },
+    core::fields::{FieldError, Rule},
+    encoding::rfc3339_seconds as stamp,
     http::AppState,
     wire::error::ApiError,
+    workbench::steering::{BrownoutRequest, brownout_json, pin_json},
 };
 
 /// Reads a JSON body strictly; anything else is a 400 about the body as a whole.
-pub(super) async fn strict_body<T: serde::de::DeserializeOwned>(body: poem::Body) -> Result<T, ApiError> {
+pub(crate) async fn strict_body<T: serde::de::DeserializeOwned>(body: poem::Body) -> Result<T, ApiError> {
     let bytes = body.into_bytes().await.map_err(ApiError::internal)?;
     serde_json::from_slice(&bytes).map_err(|_| ApiError::validation(vec![FieldError::body("", Rule::Invalid)]))
 }
@@ -208,7 +206,7 @@ pub async fn audit(state: Data<&Arc<AppState>>, query: Query<AuditQuery>) -> poe
 
 /// This instance applies a change at once; the others within their next poll.
 async fn refresh(state: &AppState) {
-    if let Err(err) = state.refresh_workbench().await {
+    if let Err(err) = state.workbench.refresh(&state.dispatch, (state.clock)()).await {
         tracing::warn!(cause = %err, "pins and brownouts not re-read");
     }
 }

@@ -1,0 +1,119 @@
+//! The operations document's entries for notices to clients (README "Notices to clients").
+
+use serde_json::{Value, json};
+
+use super::document::{
+    Context, answer, cursor_query, json_body, nullable, object, string, tenant_parameter, time, validation,
+};
+
+fn endpoint_request() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["url"], "properties": {
+        "url": {"type": "string", "format": "uri", "description": "https; not an internal address unless TANDEM_NOTICES_ALLOW_HOSTS lists its host."},
+        "format": {"type": "string", "enum": ["standard", "slack"], "default": "standard"}}})
+}
+
+fn endpoint(with_secret: bool) -> Value {
+    let format = json!({"type": "string", "enum": ["standard", "slack"]});
+    if with_secret {
+        object(
+            json!({"url": string(), "format": format, "createdAt": time(),
+                   "secret": {"type": "string", "pattern": "^whsec_", "description": "Shown only in this answer."}}),
+            &["url", "format", "createdAt", "secret"],
+        )
+    } else {
+        object(
+            json!({"url": string(), "format": format, "createdAt": time(),
+                   "disabledAt": nullable(time())}),
+            &["url", "format", "createdAt", "disabledAt"],
+        )
+    }
+}
+
+fn notices_page() -> Value {
+    let notice = object(
+        json!({"id": {"type": "string", "format": "uuid"},
+               "type": {"type": "string", "enum": crate::notices::payload::KINDS},
+               "tenant": string(), "subject": string(), "createdAt": time(),
+               "status": {"type": "string", "enum": ["pending", "delivered", "failed"]},
+               "attempts": {"type": "integer"}, "lastAttemptAt": nullable(time()),
+               "lastStatus": nullable(json!({"type": "integer"}))}),
+        &["id", "type", "tenant", "subject", "createdAt", "status", "attempts", "lastAttemptAt", "lastStatus"],
+    );
+    object(
+        json!({"notices": {"type": "array", "items": notice}, "nextCursor": nullable(string())}),
+        &["notices", "nextCursor"],
+    )
+}
+
+fn limit_query() -> Value {
+    json!({"name": "limit", "in": "query", "required": false, "description": "Notices in the page (default 100).",
+           "schema": {"type": "integer", "minimum": 1, "maximum": 1000}})
+}
+
+/// `GET /api/migration/notices`.
+pub fn get_api_migration_notices(_: &Context) -> Value {
+    json!({"summary": "Where the caller's owners are told: its own notice endpoint, without its secret.", "tags": ["notices"],
+    "responses": {"200": answer("The endpoint", Some(endpoint(false))), "404": answer("No endpoint", None)}})
+}
+
+/// `PUT /api/migration/notices`.
+pub fn put_api_migration_notices(_: &Context) -> Value {
+    json!({"summary": "Sets the caller's notice endpoint, with a new signing secret shown only in this answer.",
+    "tags": ["notices"], "requestBody": json_body(endpoint_request()),
+    "responses": {"200": answer("The endpoint and its secret", Some(endpoint(true))), "400": validation()}})
+}
+
+/// `DELETE /api/migration/notices`.
+pub fn delete_api_migration_notices(_: &Context) -> Value {
+    json!({"summary": "Removes the caller's notice endpoint.", "tags": ["notices"],
+    "responses": {"204": answer("Removed", None), "404": answer("No endpoint", None)}})
+}
+
+/// `GET /api/migration/notices/deliveries`.
+pub fn get_api_migration_notices_deliveries(_: &Context) -> Value {
+    json!({"summary": "The notices about the caller, newest first, and how each was delivered.", "tags": ["notices"],
+    "parameters": [limit_query(), cursor_query()],
+    "responses": {"200": answer("Notices", Some(notices_page())), "400": validation()}})
+}
+
+/// `PUT /api/migration/acknowledgement`.
+pub fn put_api_migration_acknowledgement(_: &Context) -> Value {
+    json!({"summary": "Records that the caller's owners accept a version's current sunset date (shown in readiness).",
+    "tags": ["notices"],
+    "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["version", "sunsetAt"],
+        "properties": {"version": {"type": "integer"}, "sunsetAt": time()}})),
+    "responses": {"200": answer("The acknowledgement", Some(object(
+        json!({"version": {"type": "integer"}, "sunsetAt": time(), "tenant": string(), "subject": string(), "acknowledgedAt": time()}),
+        &["version", "sunsetAt", "tenant", "subject", "acknowledgedAt"]))),
+        "400": validation(), "409": answer("Not the version's current sunset", None)}})
+}
+
+/// `GET /admin/tenants/:tenant/notices`.
+pub fn get_admin_tenants_tenant_notices(_: &Context) -> Value {
+    json!({"summary": "The notice endpoint of every client of a tenant, without its secret.", "tags": ["notices"],
+    "parameters": [tenant_parameter()],
+    "responses": {"200": answer("The endpoint", Some(endpoint(false))), "400": validation(), "404": answer("No endpoint", None)}})
+}
+
+/// `PUT /admin/tenants/:tenant/notices`.
+pub fn put_admin_tenants_tenant_notices(_: &Context) -> Value {
+    json!({"summary": "Sets the notice endpoint of every client of a tenant, with a new secret shown only in this answer.",
+    "tags": ["notices"], "parameters": [tenant_parameter()], "requestBody": json_body(endpoint_request()),
+    "responses": {"200": answer("The endpoint and its secret", Some(endpoint(true))), "400": validation()}})
+}
+
+/// `DELETE /admin/tenants/:tenant/notices`.
+pub fn delete_admin_tenants_tenant_notices(_: &Context) -> Value {
+    json!({"summary": "Removes a tenant's notice endpoint.", "tags": ["notices"], "parameters": [tenant_parameter()],
+    "responses": {"204": answer("Removed", None), "400": validation(), "404": answer("No endpoint", None)}})
+}
+
+/// `GET /admin/notices`.
+pub fn get_admin_notices(_: &Context) -> Value {
+    json!({"summary": "Every notice, newest first, and how each was delivered.", "tags": ["notices"],
+    "parameters": [
+        {"name": "tenant", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}},
+        {"name": "status", "in": "query", "required": false, "schema": {"type": "string", "enum": ["pending", "delivered", "failed"]}},
+        limit_query(), cursor_query()],
+    "responses": {"200": answer("Notices", Some(notices_page())), "400": validation()}})
+}

@@ -1,0 +1,332 @@
+//! Finding what each client's owners are to be told (README "Notices to clients"), and writing
+//! it to the outbox before anything is sent. Every instance scans in turn the endpoints set, a
+//! bounded number each round; each event's notice is named by its key and written once,
+//! whichever instance sees it first. Told are the clients a deprecated version answered
+//! within the last 30 days whose status is not `done`.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Mutex,
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::payload::{self, Event, Facts};
+use crate::{
+    core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
+    http::AppState,
+    lifecycle::Lifecycle,
+    workbench::routes::guide,
+};
+
+/// How often each instance scans.
+pub const SCAN: Duration = Duration::from_secs(2);
+/// Endpoints scanned per round: with more, a round takes the next ones.
+const ENDPOINTS_PER_SCAN: u32 = 200;
+/// Clients of a tenant's endpoint looked at per round: a tenant with more is told over rounds.
+const CLIENTS_PER_TENANT: usize = 500;
+/// Clients a version answered this recently are told.
+pub const ANSWERED_WITHIN: chrono::Duration = chrono::Duration::days(30);
+/// Reminders, in days before the sunset.
+pub const REMINDERS: [i64; 4] = [90, 30, 7, 1];
+const DAY: chrono::Duration = chrono::Duration::days(1);
+
+/// A version whose clients are told: deprecated, and followed by another.
+struct Told {
+    version: u16,
+    successor: u16,
+    lifecycle: Lifecycle,
+}
+
+/// One event for one client, through one endpoint.
+struct Due {
+    key: String,
+    event: Event,
+    told: usize,
+    client: Client,
+    status: Status,
+    endpoint: Endpoint,
+}
+
+/// Where this instance's scan goes on from.
+#[derive(Default)]
+pub struct Scanner {
+    /// The last endpoint's owner scanned; `None`: from the first again.
+    endpoints_after: Mutex<Option<Client>>,
+    /// Per tenant and version, the last subject of a tenant's endpoint scanned.
+    tenants_after: Mutex<HashMap<(String, u16), String>>,
+}
+
+fn versions_told(state: &AppState, now: DateTime<Utc>) -> Vec<Told> {
+    let lineup = state.dispatch.lineup();
+    lineup
+        .successions()
+        .into_iter()
+        .filter(|(version, _)| lineup.deprecated(*version, now))
+        .map(|(version, successor)| Told {
+            version,
+            successor,
+            lifecycle: lineup.lifecycle(version).cloned().unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// What `client` is to be told of `told` at `now` (each once: the outbox keeps what was).
+fn events(
+    told: &Told,
+    client: &Client,
+    changes: &HashMap<&Client, Vec<&str>>,
+    brownouts: &[Brownout],
+    now: DateTime<Utc>,
+) -> Vec<Event> {
+    let mut events = vec![Event::Deprecated];
+    if let Some(sunset) = told.lifecycle.sunset_at.filter(|s| now < *s) {
+        // The smallest threshold crossed: each round finds it, and an endpoint set late is
+        // told only that one.
+        let left = sunset - now;
+        if let Some(threshold) = REMINDERS.iter().rev().find(|days| left < chrono::Duration::days(**days)) {
+            events.push(Event::Reminder { threshold: *threshold });
+        }
+    }
+    for b in brownouts.iter().filter(|b| b.covers(told.version, &client.tenant, &client.subject) && now < b.until()) {
+        let day_before = b.start - DAY;
+        let early = b.created_at < day_before;
+        let brownout = |ahead| Event::Brownout { id: b.id, start: b.start, end: b.end, ahead };
+        if !early || now < day_before {
+            events.push(brownout(false));
+        } else if now < b.start {
+            events.push(brownout(true));
+        }
+    }
+    for change in changes.get(client).into_iter().flatten() {
+        events.push(Event::Exposed { change: change.to_string() });
+    }
+    events
+}
+
+impl Scanner {
+    /// One round: the next endpoints in turn, each told what it was not yet; how many notices
+    /// were written.
+    pub async fn scan(&self, state: &AppState) -> anyhow::Result<u64> {
+        let now = (state.clock)();
+        let told = versions_told(state, now);
+        if told.is_empty() {
+            return Ok(0);
+        }
+        let after = self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let endpoints = state.store.endpoints_after(after.as_ref(), ENDPOINTS_PER_SCAN).await?;
+        let next = (endpoints.len() == ENDPOINTS_PER_SCAN as usize)
+            .then(|| endpoints.last().map(|e| Client { tenant: e.tenant.clone(), subject: e.subject.clone() }))
+            .flatten();
+        *self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()) = next;
+        self.tell(state, endpoints, &told, now).await
+    }
+
+    /// Right after an endpoint is set: what it is to be told now.
+    pub async fn scan_endpoint(&self, state: &AppState, tenant: &str, subject: &str) -> anyhow::Result<u64> {
+        let now = (state.clock)();
+        let told = versions_told(state, now);
+        let Some(endpoint) = state.store.endpoint(tenant, subject).await? else { return Ok(0) };
+        if told.is_empty() || endpoint.disabled_at.is_some() {
+            return Ok(0);
+        }
+        self.tell(state, vec![endpoint], &told, now).await
+    }
+
+    async fn tell(
+        &self,
+        state: &AppState,
+        endpoints: Vec<Endpoint>,
+        told: &[Told],
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<u64> {
+        let brownouts = state.store.brownouts_in_force(now).await?;
+        let mut snapshot = state.store.snapshot().await?;
+        let mut due = Vec::new();
+        for (at, version) in told.iter().enumerate() {
+            let (own, tenants): (Vec<&Endpoint>, Vec<&Endpoint>) =
+                endpoints.iter().partition(|e| !e.subject.is_empty());
+            let owners: Vec<Client> =
+                own.iter().map(|e| Client { tenant: e.tenant.clone(), subject: e.subject.clone() }).collect();
+            let mut reached: Vec<(&Endpoint, Vec<ClientSummary>)> = Vec::new();
+            if !owners.is_empty() {
+                let summaries = snapshot.summaries(version.version, &owners).await?;
+                for endpoint in own {
+                    let mine = summaries
+                        .iter()
+                        .filter(|s| s.activity.tenant == endpoint.tenant && s.activity.subject == endpoint.subject);
+                    reached.push((endpoint, mine.cloned().collect()));
+                }
+            }
+            for endpoint in tenants {
+                reached
+                    .push((endpoint, self.tenant_page(&mut *snapshot, &endpoint.tenant, version.version, now).await?));
+            }
+            let told_now = |s: &&ClientSummary| {
+                s.activity.last_request.is_some_and(|last| last >= now - ANSWERED_WITHIN)
+                    && s.status(now) != Status::Done
+            };
+            let clients: Vec<Client> =
+                reached.iter().flat_map(|(_, s)| s.iter().filter(told_now).map(ClientSummary::client)).collect();
+            if clients.is_empty() {
+                continue;
+            }
+            let met = snapshot.changes_met(version.version, &clients).await?;
+            let mut changes: HashMap<&Client, Vec<&str>> = HashMap::new();
+            for (client, change) in &met {
+                changes.entry(client).or_default().push(change);
+            }
+            for (endpoint, summaries) in &reached {
+                for summary in summaries.iter().filter(told_now) {
+                    let client = summary.client();
+                    for event in events(version, &client, &changes, &brownouts, now) {
+                        let key = event.key(version.version, version.lifecycle.sunset_at, &client, endpoint);
+                        let endpoint = (*endpoint).clone();
+                        due.push(Due {
+                            key,
+                            event,
+                            told: at,
+                            client: client.clone(),
+                            status: summary.status(now),
+                            endpoint,
+                        });
+                    }
+                }
+            }
+        }
+        snapshot.finish().await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let keys: Vec<String> = due.iter().map(|d| d.key.clone()).collect();
+        let written: HashSet<String> = state.store.existing_events(&keys).await?.into_iter().collect();
+        let mut guides: HashMap<(Client, u16), Value> = HashMap::new();
+        let mut notices = Vec::new();
+        for d in due.into_iter().filter(|d| !written.contains(&d.key)) {
+            let told = &told[d.told];
+            let guide = match guides.get(&(d.client.clone(), told.version)) {
+                Some(guide) => guide.clone(),
+                None => {
+                    let guide = guide::as_json(state, d.client.clone(), told.version)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{:?}", e.kind))
+                        .context("reading a client's guide")?;
+                    guides.insert((d.client.clone(), told.version), guide.clone());
+                    guide
+                }
+            };
+            let facts = Facts {
+                client: &d.client,
+                version: told.version,
+                successor: told.successor,
+                lifecycle: &told.lifecycle,
+                status: d.status,
+                guide,
+                now,
+            };
+            let body = payload::body(&d.event, facts, d.endpoint.format);
+            notices.push(NewNotice {
+                id: Uuid::now_v7(),
+                event: d.key,
+                kind: d.event.kind(),
+                version: told.version,
+                client: d.client,
+                endpoint: (d.endpoint.tenant, d.endpoint.subject, d.endpoint.created_at),
+                body,
+                created_at: now,
+            });
+        }
+        Ok(state.store.add_notices(&notices).await?)
+    }
+
+    /// The next page of a tenant's clients the version answered lately; after the last page,
+    /// the first again.
+    async fn tenant_page(
+        &self,
+        snapshot: &mut dyn WorkbenchSnapshot,
+        tenant: &str,
+        version: u16,
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<Vec<ClientSummary>> {
+        let key = (tenant.to_string(), version);
+        let after = self.tenants_after.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let page = snapshot
+            .tenant_clients(version, tenant, now - ANSWERED_WITHIN, after.as_deref(), CLIENTS_PER_TENANT)
+            .await?;
+        let mut cursors = self.tenants_after.lock().unwrap_or_else(|p| p.into_inner());
+        match page.last().filter(|_| page.len() == CLIENTS_PER_TENANT) {
+            Some(last) => cursors.insert(key, last.activity.subject.clone()),
+            None => cursors.remove(&key),
+        };
+        Ok(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(raw: &str) -> DateTime<Utc> {
+        raw.parse().unwrap()
+    }
+
+    fn told(sunset: &str) -> Told {
+        let lifecycle = Lifecycle { sunset_at: Some(at(sunset)), ..Default::default() };
+        Told { version: 1, successor: 2, lifecycle }
+    }
+
+    fn reminder(events: &[Event]) -> Option<i64> {
+        events.iter().find_map(|e| match e {
+            Event::Reminder { threshold } => Some(*threshold),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn the_smallest_threshold_crossed_is_the_one_due() {
+        let client = Client { tenant: "acme".into(), subject: "bot".into() };
+        let v1 = told("2027-03-01T00:00:00Z");
+        let due = |now: &str| reminder(&events(&v1, &client, &HashMap::new(), &[], at(now)));
+        assert_eq!(due("2026-12-01T00:00:00Z"), None, "exactly 90 days left: not fewer");
+        assert_eq!(due("2026-12-01T00:00:01Z"), Some(90));
+        assert_eq!(due("2027-01-30T00:00:01Z"), Some(30));
+        assert_eq!(due("2027-02-22T00:00:00Z"), Some(30), "exactly 7 days left");
+        assert_eq!(due("2027-02-22T01:00:00Z"), Some(7));
+        assert_eq!(due("2027-02-28T00:00:01Z"), Some(1));
+        assert_eq!(due("2027-03-01T00:00:00Z"), None, "past the sunset");
+    }
+
+    #[test]
+    fn a_brownout_is_announced_when_created_and_a_day_before() {
+        let client = Client { tenant: "acme".into(), subject: "bot".into() };
+        let v1 = told("2027-03-01T00:00:00Z");
+        let brownout = Brownout {
+            id: Uuid::nil(),
+            version: 1,
+            start: at("2027-01-10T00:00:00Z"),
+            end: at("2027-01-10T01:00:00Z"),
+            tenant: Some("acme".into()),
+            subject: None,
+            created_at: at("2027-01-01T00:00:00Z"),
+            created_by: "ops".into(),
+            ended_at: None,
+        };
+        let announced = |now: &str| {
+            events(&v1, &client, &HashMap::new(), std::slice::from_ref(&brownout), at(now)).into_iter().find_map(|e| {
+                match e {
+                    Event::Brownout { ahead, .. } => Some(ahead),
+                    _ => None,
+                }
+            })
+        };
+        assert_eq!(announced("2027-01-01T00:00:05Z"), Some(false));
+        assert_eq!(announced("2027-01-09T00:00:00Z"), Some(true));
+        assert_eq!(announced("2027-01-10T00:30:00Z"), None);
+        let other = Client { tenant: "globex".into(), subject: "bot".into() };
+        assert!(events(&v1, &other, &HashMap::new(), &[brownout], at("2027-01-01T00:00:05Z")).len() == 2);
+    }
+}

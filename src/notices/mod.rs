@@ -1,0 +1,34 @@
+//! Notices to clients (README "Notices to clients"): the owners of each client still calling a
+//! deprecated version are told at every milestone, each notice carrying the client's own guide.
+//!
+//! - `address`: where a notice may go (SSRF defence at registration and at connect time);
+//! - `signing`: Standard Webhooks secrets and signatures;
+//! - `payload`: each event, its key (once per client and endpoint) and its body;
+//! - `events`: the scan that writes what is to be told to the outbox;
+//! - `delivery`: leasing, sending and retrying what the outbox holds;
+//! - `worker`: both, as this instance's supervised tasks;
+//! - `routes`: endpoints, what was sent, and the acknowledgement of a sunset.
+
+pub mod address;
+pub mod delivery;
+pub mod events;
+pub mod payload;
+pub mod routes;
+pub mod signing;
+pub mod worker;
+
+/// What one instance holds for notices.
+pub struct Notices {
+    /// Hosts notices may reach beyond the public internet.
+    pub allow: address::AllowList,
+    /// Where this instance's scan goes on from.
+    pub scanner: events::Scanner,
+    /// The HTTP client notices are sent with.
+    pub sender: reqwest::Client,
+}
+
+impl Notices {
+    pub fn new(allow: address::AllowList) -> anyhow::Result<Self> {
+        Ok(Self { sender: delivery::client(allow.clone())?, allow, scanner: Default::default() })
+    }
+}

@@ -1,0 +1,217 @@
+//! What a notice says (README "Notices to clients"): each event, the key that makes it once per
+//! client and endpoint, and its body, as Standard Webhooks JSON carrying the client's own guide
+//! (at most [`MAX_BODY`] bytes, the guide's least-called routes cut to fit) or as a few lines
+//! of Slack text.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::{
+    core::storage::{Client, Endpoint, Format, Status},
+    encoding::rfc3339_seconds as stamp,
+    lifecycle::Lifecycle,
+};
+
+/// The largest body sent.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Every type of notice, as `type` and the metrics name them.
+pub const KINDS: [&str; 4] = ["version.deprecated", "sunset.reminder", "brownout.scheduled", "migration.exposed"];
+
+/// What a notice tells a client's owners.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The version is deprecated.
+    Deprecated,
+    /// Fewer than `threshold` days remain before the sunset.
+    Reminder { threshold: i64 },
+    /// A brownout covering the client was created (`ahead`: it starts within a day).
+    Brownout { id: Uuid, start: DateTime<Utc>, end: DateTime<Utc>, ahead: bool },
+    /// The client's requests met this change of the successor.
+    Exposed { change: String },
+}
+
+impl Event {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Deprecated => KINDS[0],
+            Event::Reminder { .. } => KINDS[1],
+            Event::Brownout { .. } => KINDS[2],
+            Event::Exposed { .. } => KINDS[3],
+        }
+    }
+
+    /// Names the notice of this event for `client` on `version`, through `endpoint` as it was
+    /// set (a new endpoint is told again): written once, whichever instance sees the event. A
+    /// reminder names the sunset it counts down to, so a moved sunset is counted down again.
+    pub fn key(&self, version: u16, sunset_at: Option<DateTime<Utc>>, client: &Client, endpoint: &Endpoint) -> String {
+        let what = match self {
+            Event::Deprecated => String::new(),
+            Event::Reminder { threshold } => format!("{threshold}@{}", sunset_at.map(stamp).unwrap_or_default()),
+            Event::Brownout { id, ahead, .. } => format!("{id}{}", if *ahead { "/day-before" } else { "" }),
+            Event::Exposed { change } => change.clone(),
+        };
+        let set_at = endpoint.created_at.timestamp_micros().to_string();
+        // A JSON array: no tenant, subject or change can make two keys the same.
+        json!([self.kind(), version, what, client.tenant, client.subject, endpoint.tenant, endpoint.subject, set_at])
+            .to_string()
+    }
+}
+
+/// Whole days before `sunset_at`, a part day not counted: a reminder "fewer than 90 days" says
+/// 89.
+pub fn whole_days_left(sunset_at: DateTime<Utc>, now: DateTime<Utc>) -> i64 {
+    ((sunset_at - now).num_seconds() / 86_400).max(0)
+}
+
+/// What every notice says of the client and its version.
+pub struct Facts<'a> {
+    pub client: &'a Client,
+    pub version: u16,
+    pub successor: u16,
+    pub lifecycle: &'a Lifecycle,
+    pub status: Status,
+    /// The client's guide as `GET /api/migration/guide` answers it.
+    pub guide: Value,
+    pub now: DateTime<Utc>,
+}
+
+/// The body of `event`'s notice in `format`.
+pub fn body(event: &Event, facts: Facts<'_>, format: Format) -> String {
+    match format {
+        Format::Standard => standard(event, facts),
+        Format::Slack => json!({"text": slack_text(event, &facts)}).to_string(),
+    }
+}
+
+fn standard(event: &Event, facts: Facts<'_>) -> String {
+    let Facts { client, version, successor, lifecycle, status, mut guide, now } = facts;
+    let mut data = Map::new();
+    data.insert("tenant".into(), json!(client.tenant));
+    data.insert("subject".into(), json!(client.subject));
+    data.insert("version".into(), json!(version));
+    data.insert("successor".into(), json!(successor));
+    data.insert("deprecatedAt".into(), json!(lifecycle.deprecated_at.map(stamp)));
+    data.insert("sunsetAt".into(), json!(lifecycle.sunset_at.map(stamp)));
+    data.insert("daysLeft".into(), json!(lifecycle.sunset_at.map(|s| whole_days_left(s, now))));
+    data.insert("status".into(), json!(status.name()));
+    match event {
+        Event::Deprecated => {}
+        Event::Reminder { threshold } => {
+            data.insert("threshold".into(), json!(threshold));
+        }
+        Event::Brownout { id, start, end, .. } => {
+            data.insert("brownout".into(), json!(id));
+            data.insert("start".into(), json!(stamp(*start)));
+            data.insert("end".into(), json!(stamp(*end)));
+        }
+        Event::Exposed { change } => {
+            data.insert("change".into(), json!(change));
+        }
+    }
+    let write = |guide: &Value, data: &Map<String, Value>| {
+        let mut data = data.clone();
+        data.insert("guide".into(), guide.clone());
+        json!({"type": event.kind(), "timestamp": stamp(now), "data": data}).to_string()
+    };
+    let mut body = write(&guide, &data);
+    // The guide lists routes most called first: the least called go first when it must shrink.
+    let mut cut = 0;
+    while body.len() > MAX_BODY {
+        let Some(routes) = guide.get_mut("routes").and_then(Value::as_array_mut).filter(|r| !r.is_empty()) else {
+            break;
+        };
+        let drop = routes.len().div_ceil(8).max(1);
+        routes.truncate(routes.len() - drop);
+        cut += drop;
+        guide["routesCut"] = json!(cut);
+        body = write(&guide, &data);
+    }
+    body
+}
+
+/// A few lines saying the same, with the guide's next step.
+fn slack_text(event: &Event, facts: &Facts<'_>) -> String {
+    let Facts { client, version, successor, lifecycle, status, guide, now } = facts;
+    let who = format!("{}/{}", client.tenant, client.subject);
+    let sunset = lifecycle
+        .sunset_at
+        .map(|s| format!(" It is switched off on {} ({} days left).", stamp(s), whole_days_left(s, *now)))
+        .unwrap_or_default();
+    let headline = match event {
+        Event::Deprecated => format!("*v{version} of the API is deprecated*: move {who} to v{successor}.{sunset}"),
+        Event::Reminder { threshold } => {
+            format!("*Fewer than {threshold} days left* before v{version} is switched off for {who}.{sunset}")
+        }
+        Event::Brownout { start, end, .. } => format!(
+            "*A brownout of v{version}* refuses {who}'s requests from {} to {}, a rehearsal of the sunset.{sunset}",
+            stamp(*start),
+            stamp(*end)
+        ),
+        Event::Exposed { change } => {
+            format!("*{who}'s requests to v{version} met change `{change}`*, which v{successor} makes.{sunset}")
+        }
+    };
+    let next = guide.get("nextStep").and_then(Value::as_str).unwrap_or_default();
+    format!(
+        "{headline}\nStatus: {}. Next step: {next}\nYour guide: GET /api/migration/guide?version={version}",
+        status.name()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(client: &'a Client, lifecycle: &'a Lifecycle, guide: Value, now: DateTime<Utc>) -> Facts<'a> {
+        Facts { client, version: 1, successor: 2, lifecycle, status: Status::NotStarted, guide, now }
+    }
+
+    fn at(raw: &str) -> DateTime<Utc> {
+        raw.parse().unwrap()
+    }
+
+    #[test]
+    fn a_big_guide_is_cut_to_fit_from_its_least_called_routes() {
+        let client = Client { tenant: "acme".into(), subject: "bot".into() };
+        let lifecycle = Lifecycle { sunset_at: Some(at("2027-03-01T00:00:00Z")), ..Default::default() };
+        let routes: Vec<Value> = (0..2000)
+            .map(|i| json!({"route": format!("/r{i}"), "requests": 2000 - i, "pad": "x".repeat(40)}))
+            .collect();
+        let guide = json!({"nextStep": "Go.", "routes": routes});
+        let now = at("2026-12-01T12:00:00Z");
+        let body = body(&Event::Deprecated, facts(&client, &lifecycle, guide, now), Format::Standard);
+        assert!(body.len() <= MAX_BODY, "{}", body.len());
+        let parsed: Value = serde_json::from_str(&body).unwrap();
+        let kept = parsed["data"]["guide"]["routes"].as_array().unwrap();
+        assert!(kept.len() > 100 && kept.len() < 2000);
+        assert_eq!(kept[0]["route"], "/r0");
+        assert_eq!(parsed["data"]["guide"]["routesCut"], 2000 - kept.len());
+        // 89 days and 12 hours: 89 whole days.
+        assert_eq!(parsed["data"]["daysLeft"], 89);
+    }
+
+    #[test]
+    fn keys_differ_by_endpoint_and_sunset_and_never_collide() {
+        let client = Client { tenant: "acme".into(), subject: "a:b".into() };
+        let endpoint = Endpoint {
+            tenant: "acme".into(),
+            subject: String::new(),
+            url: "https://hooks.example/x".into(),
+            format: Format::Standard,
+            secret: "whsec_x".into(),
+            created_at: at("2026-12-01T00:00:00Z"),
+            disabled_at: None,
+        };
+        let reminder = Event::Reminder { threshold: 30 };
+        let a = reminder.key(1, Some(at("2027-01-01T00:00:00Z")), &client, &endpoint);
+        let b = reminder.key(1, Some(at("2027-02-01T00:00:00Z")), &client, &endpoint);
+        assert_ne!(a, b);
+        let other = Client { tenant: "acme:a".into(), subject: "b".into() };
+        assert_ne!(
+            Event::Deprecated.key(1, None, &client, &endpoint),
+            Event::Deprecated.key(1, None, &other, &endpoint)
+        );
+    }
+}

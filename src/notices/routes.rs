@@ -1,0 +1,313 @@
+//! The notices' HTTP routes (README "Notices to clients"): where a client's owners are told
+//! (`/api/migration/notices`, its own; `/admin/tenants/<tenant>/notices`, a tenant's), what was
+//! sent (`/api/migration/notices/deliveries`, `/admin/notices`), and a client's acknowledgement
+//! of a sunset date (`/api/migration/acknowledgement`).
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use poem::{
+    IntoResponse, Response, handler,
+    http::StatusCode,
+    web::{Data, Json, Path, Query},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{address, signing};
+use crate::{
+    auth::{Caller, tenant},
+    core::{
+        fields::{FieldError, ObjectReader, Rule},
+        storage::{Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
+    },
+    encoding::rfc3339_seconds as stamp,
+    http::AppState,
+    wire::{
+        error::{ApiError, Kind},
+        payload::read_strict_json,
+    },
+    workbench::routes::page::{self, notice_cursor, query_of, read_notice},
+};
+
+/// The owner of an endpoint: a client (tenant and subject), or a tenant (subject empty).
+struct Owner {
+    tenant: String,
+    subject: String,
+}
+
+fn own(caller: &Caller) -> Owner {
+    Owner { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() }
+}
+
+fn tenants(name: &str) -> Result<Owner, ApiError> {
+    if !tenant::is_valid(name) {
+        return Err(ApiError::validation(vec![FieldError::parameter("tenant", Rule::Invalid)]));
+    }
+    Ok(Owner { tenant: name.to_string(), subject: String::new() })
+}
+
+/// `field` is required, unless it was given and found wrong already (a wrong type).
+fn required(errors: &mut Vec<FieldError>, field: &str) {
+    let at = FieldError::body(field, Rule::Required);
+    if !errors.iter().any(|e| e.location == at.location) {
+        errors.push(at);
+    }
+}
+
+fn endpoint_json(e: &Endpoint) -> Value {
+    json!({"url": e.url, "format": e.format.name(), "createdAt": stamp(e.created_at),
+           "disabledAt": e.disabled_at.map(stamp)})
+}
+
+/// Reads `{"url", "format"}` and checks the URL: `https`, to a host notices may reach.
+async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(String, Format), ApiError> {
+    let value = read_strict_json(body).await?;
+    let mut reader = ObjectReader::new(&value).map_err(|e| ApiError::validation(vec![e]))?;
+    reader.deny_unknown(&["url", "format"]);
+    let url = reader.string("url");
+    let format = reader.string("format");
+    let mut errors = reader.into_errors();
+    let format = match format.as_deref() {
+        None => Some(Format::Standard),
+        Some(name) => Format::named(name).or_else(|| {
+            errors.push(FieldError::body("format", Rule::OneOf("standard, slack".into())));
+            None
+        }),
+    };
+    let url = match url {
+        None => {
+            required(&mut errors, "url");
+            None
+        }
+        Some(raw) => match address::check(&raw, &state.notices.allow).await {
+            Ok(_) => Some(raw),
+            Err(refused) => {
+                let rule = match refused {
+                    address::Refused::Malformed => Rule::Invalid,
+                    address::Refused::NotHttps => Rule::HttpsRequired,
+                    address::Refused::Internal => Rule::InternalAddress,
+                    address::Refused::Unresolved => Rule::Unresolvable,
+                };
+                tracing::info!(endpoint = %address::loggable(&raw), code = ?rule, "a notice endpoint was refused");
+                errors.push(FieldError::body("url", rule));
+                None
+            }
+        },
+    };
+    match (url, format, errors.is_empty()) {
+        (Some(url), Some(format), true) => Ok((url, format)),
+        _ => Err(ApiError::validation(errors)),
+    }
+}
+
+async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Result<Json<Value>> {
+    let (url, format) = read_endpoint(state, body).await?;
+    let endpoint = Endpoint {
+        tenant: owner.tenant,
+        subject: owner.subject,
+        url,
+        format,
+        secret: signing::new_secret(),
+        created_at: (state.clock)(),
+        disabled_at: None,
+    };
+    state.store.set_endpoint(&endpoint).await.map_err(ApiError::from)?;
+    tracing::info!(tenant = %endpoint.tenant, endpoint = %address::loggable(&endpoint.url), "a notice endpoint was set");
+    // What is due now is written at once, not at the next round of the scan.
+    let (scanning, tenant, subject) = (state.clone(), endpoint.tenant.clone(), endpoint.subject.clone());
+    tokio::spawn(async move {
+        if let Err(err) = scanning.notices.scanner.scan_endpoint(&scanning, &tenant, &subject).await {
+            tracing::warn!(cause = %format!("{err:#}"), "notices for a new endpoint not written; the next round will");
+        }
+    });
+    // As stored (its time as the store keeps it), and its secret this once.
+    let stored = state.store.endpoint(&endpoint.tenant, &endpoint.subject).await.map_err(ApiError::from)?;
+    let mut answer = endpoint_json(stored.as_ref().unwrap_or(&endpoint));
+    answer["secret"] = json!(endpoint.secret);
+    if let Some(map) = answer.as_object_mut() {
+        map.remove("disabledAt");
+    }
+    Ok(Json(answer))
+}
+
+async fn get(state: &AppState, owner: Owner) -> poem::Result<Json<Value>> {
+    match state.store.endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
+        Some(endpoint) => Ok(Json(endpoint_json(&endpoint))),
+        None => Err(ApiError::new(Kind::NotFound).into()),
+    }
+}
+
+async fn delete(state: &AppState, owner: Owner) -> poem::Result<Response> {
+    match state.store.delete_endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
+        true => Ok(StatusCode::NO_CONTENT.into_response()),
+        false => Err(ApiError::new(Kind::NotFound).into()),
+    }
+}
+
+/// `PUT /api/migration/notices {"url", "format"}`: the caller's own endpoint.
+#[handler]
+pub async fn put_mine(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    body: poem::Body,
+) -> poem::Result<Json<Value>> {
+    set(&state, own(&caller), body).await
+}
+
+/// `GET /api/migration/notices`.
+#[handler]
+pub async fn get_mine(state: Data<&Arc<AppState>>, caller: Data<&Caller>) -> poem::Result<Json<Value>> {
+    get(&state, own(&caller)).await
+}
+
+/// `DELETE /api/migration/notices`.
+#[handler]
+pub async fn delete_mine(state: Data<&Arc<AppState>>, caller: Data<&Caller>) -> poem::Result<Response> {
+    delete(&state, own(&caller)).await
+}
+
+/// `PUT /admin/tenants/<tenant>/notices`: one endpoint for every client of a tenant.
+#[handler]
+pub async fn put_tenant(
+    state: Data<&Arc<AppState>>,
+    Path(name): Path<String>,
+    body: poem::Body,
+) -> poem::Result<Json<Value>> {
+    set(&state, tenants(&name)?, body).await
+}
+
+/// `GET /admin/tenants/<tenant>/notices`.
+#[handler]
+pub async fn get_tenant(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
+    get(&state, tenants(&name)?).await
+}
+
+/// `DELETE /admin/tenants/<tenant>/notices`.
+#[handler]
+pub async fn delete_tenant(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> poem::Result<Response> {
+    delete(&state, tenants(&name)?).await
+}
+
+pub fn notice_json(n: &Notice) -> Value {
+    json!({"id": n.id, "type": n.kind, "tenant": n.client.tenant, "subject": n.client.subject,
+           "createdAt": stamp(n.created_at), "status": n.status.name(), "attempts": n.attempts,
+           "lastAttemptAt": n.last_attempt_at.map(stamp), "lastStatus": n.last_status})
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    tenant: Option<String>,
+    status: Option<String>,
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+/// A page of the notices the filter admits, newest first.
+async fn list(state: &AppState, filter: NoticeFilter, query: &ListQuery) -> poem::Result<Json<Value>> {
+    let mut errors = Vec::new();
+    let limit = page::limit(query.limit.as_deref()).map_err(|e| errors.push(e)).unwrap_or(0);
+    let fingerprint = query_of(&[
+        "notices",
+        filter.tenant.as_deref().unwrap_or(""),
+        filter.subject.as_deref().unwrap_or(""),
+        filter.status.map_or("", NoticeStatus::name),
+    ]);
+    let after = match query.cursor.as_deref() {
+        None => None,
+        Some(raw) => read_notice(raw, &fingerprint).map_err(|e| errors.push(e)).ok(),
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors).into());
+    }
+    // One more than asked: whether another page follows.
+    let mut notices = state.store.notices(&filter, after, limit as u32 + 1).await.map_err(ApiError::from)?;
+    let more = notices.len() > limit;
+    notices.truncate(limit);
+    let next = notices.last().filter(|_| more).map(|n| notice_cursor(n.created_at, n.id, &fingerprint));
+    Ok(Json(json!({"notices": notices.iter().map(notice_json).collect::<Vec<_>>(), "nextCursor": next})))
+}
+
+/// `GET /api/migration/notices/deliveries`: the notices sent (or to be sent) about the caller.
+#[handler]
+pub async fn deliveries(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    query: Query<ListQuery>,
+) -> poem::Result<Json<Value>> {
+    let owner = own(&caller);
+    let filter = NoticeFilter { tenant: Some(owner.tenant), subject: Some(owner.subject), status: None };
+    list(&state, filter, &query).await
+}
+
+/// `GET /admin/notices?tenant=&status=`: every notice, newest first.
+#[handler]
+pub async fn all(state: Data<&Arc<AppState>>, query: Query<ListQuery>) -> poem::Result<Json<Value>> {
+    let mut errors = Vec::new();
+    let status = match query.status.as_deref() {
+        None => None,
+        Some(raw) => NoticeStatus::named(raw).or_else(|| {
+            errors.push(FieldError::parameter("status", Rule::OneOf("pending, delivered, failed".into())));
+            None
+        }),
+    };
+    if query.tenant.as_deref().is_some_and(|t| !tenant::is_valid(t)) {
+        errors.push(FieldError::parameter("tenant", Rule::Invalid));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors).into());
+    }
+    list(&state, NoticeFilter { tenant: query.tenant.clone(), subject: None, status }, &query).await
+}
+
+/// `PUT /api/migration/acknowledgement {"version": N, "sunsetAt": "<the current sunset>"}`: the
+/// caller's owners accept that date. 409 when it is not the version's current sunset.
+#[handler]
+pub async fn acknowledge(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    body: poem::Body,
+) -> poem::Result<Json<Value>> {
+    let value = read_strict_json(body).await?;
+    let mut reader = ObjectReader::new(&value).map_err(|e| ApiError::validation(vec![e]))?;
+    reader.deny_unknown(&["version", "sunsetAt"]);
+    let version = reader.integer("version");
+    let sunset = reader.string("sunsetAt");
+    let mut errors = reader.into_errors();
+    let lineup = state.dispatch.lineup();
+    let retiring: Vec<u16> = lineup.numbers().filter(|v| lineup.retiring(*v)).collect();
+    let version = match version {
+        Some(v) => u16::try_from(v).ok().filter(|v| retiring.contains(v)).or_else(|| {
+            let listed: Vec<String> = retiring.iter().map(u16::to_string).collect();
+            errors.push(FieldError::body("version", Rule::OneOf(listed.join(", "))));
+            None
+        }),
+        None => {
+            required(&mut errors, "version");
+            None
+        }
+    };
+    let sunset_at = match sunset {
+        Some(raw) => DateTime::parse_from_rfc3339(&raw).map(|t| t.with_timezone(&Utc)).ok().or_else(|| {
+            errors.push(FieldError::body("sunsetAt", Rule::Invalid));
+            None
+        }),
+        None => {
+            required(&mut errors, "sunsetAt");
+            None
+        }
+    };
+    let (Some(version), Some(sunset_at), true) = (version, sunset_at, errors.is_empty()) else {
+        return Err(ApiError::validation(errors).into());
+    };
+    let current = lineup.lifecycle(version).and_then(|l| l.sunset_at);
+    if current != Some(sunset_at) {
+        let said = current.map_or_else(|| "not set".to_string(), stamp);
+        return Err(ApiError::new(Kind::SunsetNotCurrent).with_detail(said).into());
+    }
+    let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
+    let now = (state.clock)();
+    state.store.acknowledge(version, &client, sunset_at, now).await.map_err(ApiError::from)?;
+    Ok(Json(json!({"version": version, "sunsetAt": stamp(sunset_at), "tenant": client.tenant,
+                   "subject": client.subject, "acknowledgedAt": stamp(now)})))
+}

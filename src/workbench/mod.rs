@@ -1,0 +1,86 @@
+//! The migration workbench (README "The migration workbench", "Deciding a sunset", "At an API's
+//! scale"): everything that counts what each client does on each version and answers for it.
+//!
+//! - `counting`: what a request counts, kept per client in memory, written in batches that each
+//!   instance writes once, cancellation-safe;
+//! - `background`: the supervised task that writes the counts and keeps this instance in step
+//!   with the others (pins, brownouts, maintenance), and prunes old usage;
+//! - `newcomers`: which clients a version closed to new ones still serves;
+//! - `view`: the questions (a client's record, a page of everyone's, readiness, usage), from one
+//!   snapshot of the store and this instance's counts not yet written;
+//! - `records`, `readiness`, `steering`: the record, the sunset's readiness, pins, brownouts and
+//!   the audit trail;
+//! - `routes`: the HTTP routes, the dashboard and each client's guide.
+//!
+//! It never knows which version is which: versions, and which follows which, come from the
+//! lifecycle's [`Lineup`](crate::lifecycle::Lineup).
+
+pub mod background;
+pub mod counting;
+pub mod newcomers;
+pub mod readiness;
+pub mod records;
+pub mod routes;
+pub mod steering;
+pub mod view;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, RwLock},
+};
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    core::{
+        CoreError,
+        storage::{Brownout, Store},
+    },
+    dispatch::Dispatch,
+};
+
+/// The workbench of one instance: its counts, its view of what operators set, and the store.
+pub struct Workbench {
+    store: Arc<dyn Store>,
+    pub counting: counting::Counting,
+    pub newcomers: newcomers::Newcomers,
+    /// Brownouts in force or to come, by version: refreshed from the store by every instance;
+    /// ended ones are not consulted.
+    brownouts: RwLock<HashMap<u16, Vec<Brownout>>>,
+    /// Usage older than this many days is removed.
+    pub retention_days: u32,
+}
+
+impl Workbench {
+    pub fn new(store: Arc<dyn Store>, retention_days: u32) -> Self {
+        Self {
+            store,
+            counting: Default::default(),
+            newcomers: Default::default(),
+            brownouts: RwLock::default(),
+            retention_days,
+        }
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    /// A brownout set by an operator that refuses this client on `version` now, if any.
+    pub fn brownout_for(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<Brownout> {
+        let brownouts = self.brownouts.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        brownouts.get(&version)?.iter().find(|b| b.refuses(version, tenant, subject, now)).cloned()
+    }
+
+    /// Reads the pins and the brownouts in force that operators set (through any instance).
+    pub async fn refresh(&self, dispatch: &Dispatch, now: DateTime<Utc>) -> Result<(), CoreError> {
+        let pins = self.store.pins().await?;
+        dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
+        let mut by_version: HashMap<u16, Vec<Brownout>> = HashMap::new();
+        for brownout in self.store.brownouts_in_force(now).await? {
+            by_version.entry(brownout.version).or_default().push(brownout);
+        }
+        *self.brownouts.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = by_version;
+        Ok(())
+    }
+}

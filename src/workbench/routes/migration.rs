@@ -1,0 +1,341 @@
+//! Where each client stands in its move from a retiring version to its successor: a client's
+//! own record (`GET /api/migration`), everyone's in pages (`GET /admin/migration`, JSON, or a
+//! CSV streamed page after page), and the change catalogue each record refers to
+//! (`GET /api/v<N>/changes`).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use poem::{
+    Body, IntoResponse, Request, Response, handler,
+    web::{Data, Json, Query},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{
+    page::{self, place_cursor, query_of, read_place},
+    versions,
+};
+use crate::{
+    auth::{Caller, tenant},
+    core::{
+        fields::{FieldError, Rule},
+        storage::{Client, ClientFilter, Place, Status},
+    },
+    encoding::rfc3339_seconds as stamp,
+    http::AppState,
+    wire::{
+        context::RequestInfo,
+        error::{ApiError, Kind},
+    },
+    workbench::{
+        records::ClientRecord,
+        view::{self, Versions},
+    },
+};
+
+#[derive(Deserialize)]
+pub struct MineQuery {
+    version: Option<u16>,
+}
+
+/// One record as README "The migration workbench" shapes it.
+fn record_json(state: &AppState, record: &ClientRecord, versions: &Versions, now: DateTime<Utc>) -> Value {
+    let (version, successor) = (versions.version, versions.successor.unwrap_or(versions.version));
+    let lifecycle = state.dispatch.lifecycle(version).cloned().unwrap_or_default();
+    let routes: Vec<Value> = record
+        .routes
+        .iter()
+        .map(|route| {
+            json!({
+                "method": route.method,
+                "route": route.route,
+                "requests": route.requests,
+                "firstSeen": route.first_seen.map(stamp),
+                "lastSeen": route.last_seen.map(stamp),
+                "successor": state.dispatch.successor_template(version, &route.route),
+                "changes": state.dispatch.changes_touching(version, &route.method, &route.route),
+                "exposures": route.exposures.iter().map(|e| {
+                    json!({"change": e.change, "requests": e.requests, "lastSeen": stamp(e.last_seen),
+                           "details": details_json(&e.details)})
+                }).collect::<Vec<_>>(),
+                "dryRuns": route.dry_runs.iter().map(|(version, requests, last)| {
+                    json!({"version": version, "requests": requests, "lastSeen": stamp(*last)})
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut body = serde_json::Map::new();
+    body.insert("tenant".into(), json!(record.tenant));
+    body.insert("subject".into(), json!(record.subject));
+    body.insert("version".into(), json!(version));
+    body.insert("status".into(), json!(record.status.name()));
+    body.insert("deprecatedAt".into(), json!(lifecycle.deprecated_at.map(stamp)));
+    body.insert("sunsetAt".into(), json!(lifecycle.sunset_at.map(stamp)));
+    body.insert("daysLeft".into(), json!(lifecycle.days_left(now)));
+    body.insert(format!("lastV{version}Request"), json!(record.last_old.map(stamp)));
+    body.insert(format!("lastV{successor}Request"), json!(record.last_new.map(stamp)));
+    body.insert("lastRehearsal".into(), json!(record.last_rehearsal.map(stamp)));
+    body.insert("lastDryRun".into(), json!(record.last_dry_run.map(stamp)));
+    body.insert("brownoutRefusals".into(), json!(record.refusals));
+    body.insert("routes".into(), Value::Array(routes));
+    Value::Object(body)
+}
+
+/// What met an exposure, as the record and the guide list it.
+pub fn details_json(details: &[(String, u64, DateTime<Utc>)]) -> Vec<Value> {
+    details
+        .iter()
+        .map(|(detail, requests, last)| json!({"detail": detail, "requests": requests, "lastSeen": stamp(*last)}))
+        .collect()
+}
+
+/// `GET /api/migration`: the caller's own record, its rows alone, this instance's counts not
+/// yet written included.
+#[handler]
+pub async fn mine(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    query: Query<MineQuery>,
+) -> poem::Result<Json<Value>> {
+    let versions = versions(&state, query.version)?;
+    let now = (state.clock)();
+    let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
+    let workbench = &state.workbench;
+    let record =
+        view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
+    Ok(Json(record_json(&state, &record, &versions, now)))
+}
+
+#[derive(Deserialize)]
+pub struct EveryoneQuery {
+    version: Option<u16>,
+    format: Option<String>,
+    limit: Option<String>,
+    cursor: Option<String>,
+    status: Option<String>,
+    tenant: Option<String>,
+}
+
+/// What `GET /admin/migration` was asked, checked.
+struct Asked {
+    versions: Versions,
+    csv: bool,
+    filter: ClientFilter,
+    limit: usize,
+    after: Option<Place>,
+    /// The fingerprint a cursor of this query carries.
+    query: String,
+}
+
+fn asked(state: &AppState, query: &EveryoneQuery, req: &Request) -> Result<Asked, ApiError> {
+    let versions = versions(state, query.version)?;
+    let mut errors = Vec::new();
+    let csv = match query.format.as_deref() {
+        Some("csv") => true,
+        Some("json") => false,
+        Some(_) => {
+            errors.push(FieldError::parameter("format", Rule::OneOf("json, csv".into())));
+            false
+        }
+        None => req.header("accept").is_some_and(|a| a.to_ascii_lowercase().contains("text/csv")),
+    };
+    let limit = page::limit(query.limit.as_deref()).map_err(|e| errors.push(e)).unwrap_or(page::DEFAULT_LIMIT);
+    let names: Vec<&str> = Status::ALL.iter().map(|s| s.name()).collect();
+    let status = match query.status.as_deref() {
+        None => None,
+        Some(raw) => Status::named(raw).or_else(|| {
+            errors.push(FieldError::parameter("status", Rule::OneOf(names.join(", "))));
+            None
+        }),
+    };
+    if query.tenant.as_deref().is_some_and(|t| !tenant::is_valid(t)) {
+        errors.push(FieldError::parameter("tenant", Rule::Invalid));
+    }
+    let filter = ClientFilter { status, tenant: query.tenant.clone() };
+    let fingerprint = query_of(&[
+        &versions.version.to_string(),
+        query.status.as_deref().unwrap_or(""),
+        query.tenant.as_deref().unwrap_or(""),
+    ]);
+    let after = match query.cursor.as_deref() {
+        Some(raw) => read_place(raw, &fingerprint).map_err(|e| errors.push(e)).ok(),
+        None => None,
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    Ok(Asked { versions, csv, filter, limit, after, query: fingerprint })
+}
+
+/// `GET /admin/migration?version=1[&limit][&cursor][&status][&tenant]`: a page of the version's
+/// clients in the at-risk order (met a change first, never rehearsed, most requests), with the
+/// count of every client the filter admits by status. `Accept: text/csv` or `?format=csv`:
+/// every client and route, streamed page after page.
+#[handler]
+pub async fn everyone(
+    state: Data<&Arc<AppState>>,
+    query: Query<EveryoneQuery>,
+    req: &Request,
+) -> poem::Result<Response> {
+    let asked = asked(&state, &query, req)?;
+    if asked.csv {
+        return Ok(csv_response(state.0.clone(), asked));
+    }
+    let now = (state.clock)();
+    let workbench = &state.workbench;
+    let page = view::everyone(
+        workbench.store(),
+        &workbench.counting,
+        &asked.versions,
+        &asked.filter,
+        asked.after.as_ref(),
+        asked.limit,
+        now,
+    )
+    .await
+    .map_err(ApiError::from)?;
+    let by_status: serde_json::Map<String, Value> =
+        Status::ALL.iter().map(|s| (s.name().to_string(), json!(page.counts.of(*s)))).collect();
+    let told = told(&state, &page.records).await?;
+    let records: Vec<Value> = page
+        .records
+        .iter()
+        .map(|r| {
+            let mut record = record_json(&state, r, &asked.versions, now);
+            record["notices"] = told(r);
+            record
+        })
+        .collect();
+    let body = json!({
+        "version": asked.versions.version,
+        "successor": asked.versions.successor,
+        "summary": {"clients": page.counts.total(), "byStatus": by_status},
+        "records": records,
+        "nextCursor": page.next.as_ref().map(|p| place_cursor(p, &asked.query)),
+    });
+    Ok(Json(body).into_response())
+}
+
+/// How each client of a page is told (README "Notices to clients"): whether an endpoint (its own
+/// or its tenant's) reaches it, and its last notice.
+async fn told(state: &AppState, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Value, ApiError> {
+    let clients: Vec<Client> =
+        records.iter().map(|r| Client { tenant: r.tenant.clone(), subject: r.subject.clone() }).collect();
+    let endpoints = state.store.endpoints_for(&clients).await.map_err(ApiError::from)?;
+    let last = state.store.last_notices(&clients).await.map_err(ApiError::from)?;
+    Ok(move |r: &ClientRecord| {
+        let reached = endpoints.iter().any(|e| {
+            e.disabled_at.is_none() && e.tenant == r.tenant && (e.subject.is_empty() || e.subject == r.subject)
+        });
+        let last = last.iter().find(|n| n.client.tenant == r.tenant && n.client.subject == r.subject);
+        json!({"endpoint": reached, "last": last.map(|n| json!({"type": n.kind, "status": n.status.name(),
+                                                                   "createdAt": stamp(n.created_at)}))})
+    })
+}
+
+const CSV_HEADER: [&str; 11] = [
+    "tenant",
+    "subject",
+    "status",
+    "method",
+    "route",
+    "requests",
+    "firstSeen",
+    "lastSeen",
+    "changes",
+    "exposures",
+    "successor",
+];
+/// Clients per page of the CSV: its memory is one page's, however many clients there are.
+const CSV_PAGE: usize = 1000;
+
+/// The rows of one page: one per client and route (a client without routes, one row).
+fn csv_rows(
+    state: &AppState,
+    records: &[ClientRecord],
+    version: u16,
+    out: &mut csv::Writer<Vec<u8>>,
+) -> csv::Result<()> {
+    for record in records {
+        let client = [record.tenant.as_str(), record.subject.as_str(), record.status.name()];
+        if record.routes.is_empty() {
+            out.write_record(client.iter().copied().chain(["", "", "0", "", "", "", "", ""]))?;
+        }
+        for route in &record.routes {
+            let exposures: Vec<String> =
+                route.exposures.iter().map(|e| format!("{}:{}", e.change, e.requests)).collect();
+            out.write_record(client.iter().map(|c| c.to_string()).chain([
+                route.method.clone(),
+                route.route.clone(),
+                route.requests.to_string(),
+                route.first_seen.map(stamp).unwrap_or_default(),
+                route.last_seen.map(stamp).unwrap_or_default(),
+                state.dispatch.changes_touching(version, &route.method, &route.route).join(" "),
+                exposures.join(" "),
+                state.dispatch.successor_template(version, &route.route).unwrap_or_default(),
+            ]))?;
+        }
+    }
+    Ok(())
+}
+
+/// The CSV, written page after page as the client reads it. A page that cannot be read ends
+/// the stream with an error (the client sees it cut short), and is logged.
+fn csv_response(state: Arc<AppState>, asked: Asked) -> Response {
+    let version = asked.versions.version;
+    let header = {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        out.write_record(CSV_HEADER).expect("writes to memory");
+        out.into_inner().expect("writes to memory")
+    };
+    let first = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(header)) });
+    let pages = futures_util::stream::unfold(Some((state, asked.after)), move |at| {
+        let versions = asked.versions.clone();
+        let filter = asked.filter.clone();
+        async move {
+            let (state, after) = at?;
+            let now = (state.clock)();
+            let workbench = &state.workbench;
+            let page = view::everyone(
+                workbench.store(),
+                &workbench.counting,
+                &versions,
+                &filter,
+                after.as_ref(),
+                CSV_PAGE,
+                now,
+            )
+            .await;
+            let page = match page {
+                Ok(page) => page,
+                Err(err) => {
+                    tracing::error!(cause = %err, "the migration CSV was cut short");
+                    return Some((Err(std::io::Error::other("the store did not answer")), None));
+                }
+            };
+            let mut out = csv::Writer::from_writer(Vec::new());
+            if let Err(err) = csv_rows(&state, &page.records, versions.version, &mut out) {
+                return Some((Err(std::io::Error::other(err)), None));
+            }
+            let bytes = Bytes::from(out.into_inner().unwrap_or_default());
+            let next = page.next.map(|place| (state, Some(place)));
+            Some((Ok(bytes), next))
+        }
+    });
+    Response::builder()
+        .content_type("text/csv; charset=utf-8")
+        .header("content-disposition", format!("attachment; filename=\"migration-v{version}.csv\""))
+        .body(Body::from_bytes_stream(futures_util::StreamExt::chain(first, pages)))
+}
+
+/// `GET /api/v<N>/changes`: the catalogue of the version's breaking changes from the previous
+/// one (public; the version comes from dispatch).
+#[handler]
+pub fn changes(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
+    let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let catalogue = state.dispatch.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    Ok(Response::builder().content_type("application/json").body(catalogue.to_string()))
+}

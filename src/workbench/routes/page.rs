@@ -1,0 +1,125 @@
+//! Pages of clients (README "At an API's scale"): `limit` (1 to 1000, default 100) and an
+//! opaque `cursor` that carries the last client of a page and the query that made it, so it
+//! continues that order at any depth and is refused with another query.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::{
+    core::{
+        cursor::fingerprint,
+        fields::{FieldError, Rule},
+        storage::{Client, Place},
+    },
+    encoding::base64url,
+};
+
+pub const DEFAULT_LIMIT: usize = 100;
+pub const MAX_LIMIT: usize = 1000;
+
+/// `limit`, or the error that says why not.
+pub fn limit(raw: Option<&str>) -> Result<usize, FieldError> {
+    let error = |rule| FieldError::parameter("limit", rule);
+    match raw.map(str::parse::<i64>) {
+        None => Ok(DEFAULT_LIMIT),
+        Some(Err(_)) => Err(error(Rule::ExpectedInteger)),
+        Some(Ok(n)) if n < 1 => Err(error(Rule::Min { min: 1 })),
+        Some(Ok(n)) if n > MAX_LIMIT as i64 => Err(error(Rule::Max { max: MAX_LIMIT as i64 })),
+        Some(Ok(n)) => Ok(n as usize),
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Body {
+    /// The query's fingerprint.
+    q: String,
+    /// The place of the last client: risk and requests, for the at-risk order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    r: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    n: Option<u64>,
+    t: String,
+    s: String,
+}
+
+/// The query a cursor belongs to, from the parameters that shape the order and the filter.
+pub fn query_of(parts: &[&str]) -> String {
+    fingerprint(parts)
+}
+
+fn encode(body: &Body) -> String {
+    base64url::encode(&serde_json::to_vec(body).expect("a cursor serializes"))
+}
+
+fn decode(raw: &str, query: &str) -> Result<Body, FieldError> {
+    let invalid = || FieldError::parameter("cursor", Rule::Invalid);
+    let body: Body = base64url::decode(raw).and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(invalid)?;
+    if body.q != query {
+        return Err(FieldError::parameter("cursor", Rule::OtherQuery));
+    }
+    Ok(body)
+}
+
+pub fn place_cursor(place: &Place, query: &str) -> String {
+    let Place { risk, requests, client } = place;
+    encode(&Body {
+        q: query.into(),
+        r: Some(*risk),
+        n: Some(*requests),
+        t: client.tenant.clone(),
+        s: client.subject.clone(),
+    })
+}
+
+pub fn read_place(raw: &str, query: &str) -> Result<Place, FieldError> {
+    let body = decode(raw, query)?;
+    match (body.r, body.n) {
+        (Some(risk), Some(requests)) if risk <= 3 && requests <= i64::MAX as u64 => {
+            Ok(Place { risk, requests, client: Client { tenant: body.t, subject: body.s } })
+        }
+        _ => Err(FieldError::parameter("cursor", Rule::Invalid)),
+    }
+}
+
+pub fn client_cursor(client: &Client, query: &str) -> String {
+    encode(&Body { q: query.into(), r: None, n: None, t: client.tenant.clone(), s: client.subject.clone() })
+}
+
+pub fn read_client(raw: &str, query: &str) -> Result<Client, FieldError> {
+    let body = decode(raw, query)?;
+    Ok(Client { tenant: body.t, subject: body.s })
+}
+
+/// A cursor after a notice, in the newest-first order: when it was written, and its id.
+pub fn notice_cursor(created_at: DateTime<Utc>, id: Uuid, query: &str) -> String {
+    let t = created_at.to_rfc3339_opts(SecondsFormat::Micros, true);
+    encode(&Body { q: query.into(), r: None, n: None, t, s: id.to_string() })
+}
+
+pub fn read_notice(raw: &str, query: &str) -> Result<(DateTime<Utc>, Uuid), FieldError> {
+    let body = decode(raw, query)?;
+    let at = DateTime::parse_from_rfc3339(&body.t).map(|t| t.with_timezone(&Utc));
+    match (at, body.s.parse::<Uuid>()) {
+        (Ok(at), Ok(id)) => Ok((at, id)),
+        _ => Err(FieldError::parameter("cursor", Rule::Invalid)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_back_and_stay_bound_to_their_query() {
+        let place = Place { risk: 2, requests: 41, client: Client { tenant: "acme".into(), subject: "a/b".into() } };
+        let query = query_of(&["1", "status=ready"]);
+        assert_eq!(read_place(&place_cursor(&place, &query), &query).unwrap(), place);
+        let other = query_of(&["1", "status=done"]);
+        assert_eq!(read_place(&place_cursor(&place, &query), &other).unwrap_err().rule, Rule::OtherQuery);
+        assert_eq!(read_place("!!", &query).unwrap_err().rule, Rule::Invalid);
+        // A usage cursor is no place in the at-risk order.
+        assert_eq!(read_place(&client_cursor(&place.client, &query), &query).unwrap_err().rule, Rule::Invalid);
+        assert_eq!(read_client(&client_cursor(&place.client, &query), &query).unwrap(), place.client);
+    }
+}
