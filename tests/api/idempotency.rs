@@ -26,6 +26,7 @@ crate::scenarios![
     a_retry_on_another_instance_replays,
     a_flushed_redis_still_cannot_duplicate,
     an_unreachable_redis_refuses_keyed_posts_only,
+    a_redis_connection_lost_without_a_word_is_replaced,
     a_lost_lease_during_a_slow_request_does_not_duplicate,
     a_redis_stall_frees_the_key_it_interrupted,
 ];
@@ -293,6 +294,46 @@ async fn an_unreachable_redis_refuses_keyed_posts_only(backend: Backend) {
     }
     assert!(recovered.is_some(), "keyed POSTs work again once Redis is back");
     assert_eq!(total(&app).await, 3);
+}
+
+/// A connection that a network dropped without a word (a NAT's table, a proxy) never errors:
+/// its calls only time out. Redis itself still answers a new connection, so the instance must
+/// open one rather than wait on the dead one for good.
+async fn a_redis_connection_lost_without_a_word_is_replaced(backend: Backend) {
+    let redis_url = backend.redis.clone().unwrap();
+    let upstream = redis_url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
+    let proxy = Proxy::start(tokio::net::lookup_host(&upstream).await.unwrap().next().unwrap()).await;
+    let through = format!("redis://{}", proxy.addr);
+    let app = backend.spawn_with(|s| s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&through))).await;
+    let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
+    keyed(&app, "/users", &new_key(), &body).await.assert_status(201);
+
+    // The open connection falls silent for good (what it is sent while stalled is held); new
+    // ones get through.
+    proxy.stall();
+    let lost = keyed(&app, "/users", &new_key(), &json!({"name": "Cy", "email": "cy@example.com"})).await;
+    lost.assert_status(503);
+    proxy.restore();
+    let mut created: u64 = 1;
+    let started = std::time::Instant::now();
+    let mut recovered = false;
+    while started.elapsed() < Duration::from_secs(10) {
+        let reply = keyed(&app, "/users", &new_key(), &json!({"name": "Bo", "email": "bo@example.com"})).await;
+        match reply.status {
+            201 => {
+                created += 1;
+                recovered = true;
+                break;
+            }
+            // What a call that timed out answers: nothing was written.
+            503 => assert_eq!(reply.header("retry-after"), Some("5")),
+            other => panic!("a keyed POST answered {other}"),
+        }
+    }
+    assert!(recovered, "keyed POSTs work again on a new connection");
+    let ready = send(app.client.get(app.url("/health/ready"))).await;
+    ready.assert_status(200);
+    assert_eq!(total(&app).await, created, "each 201 wrote one user, each 503 none");
 }
 
 async fn a_lost_lease_during_a_slow_request_does_not_duplicate(backend: Backend) {
