@@ -197,14 +197,32 @@ impl Cluster {
         }
     }
 
-    /// What nginx said about its upstreams (why it answered 502 or 504).
-    pub fn nginx_errors(&self) -> String {
-        fs::read_to_string(self.dir.join("nginx/error.log")).unwrap_or_default()
+    /// The tails of what nginx said about its upstreams (why it answered 502 or 504) and of each
+    /// instance's warnings and stops (with the signal that caused each): what a failed run shows.
+    pub fn print_logs(&self) {
+        let nginx = fs::read_to_string(self.dir.join("nginx/error.log")).unwrap_or_default();
+        print_tail("nginx (last upstream errors)", &nginx, |l| l.contains("upstream"));
+        for (i, instance) in self.instances.iter().enumerate() {
+            let telling = |l: &str| !l.contains(r#""level":"INFO""#) || l.contains("shutting down");
+            print_tail(&format!("instance {} (last warnings and stops)", i + 1), &instance.logged(), telling);
+        }
+    }
+}
+
+fn print_tail(title: &str, log: &str, keep: impl Fn(&str) -> bool) {
+    let tail: Vec<&str> = log.lines().filter(|l| keep(l)).rev().take(10).collect();
+    println!("--- {title} ---");
+    for line in tail.into_iter().rev() {
+        println!("{line}");
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        // A step of the run broke off (a panic): what the services said is all there is to go by.
+        if std::thread::panicking() {
+            self.print_logs();
+        }
         signal(&self.nginx_process, "TERM");
         let _ = self.nginx_process.wait();
         for instance in &mut self.instances {

@@ -83,8 +83,27 @@ fn main() -> ExitCode {
         if synchronous { "synchronous" } else { "asynchronous" }
     );
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let passed = runtime.block_on(run((seed, kinds), Duration::from_secs(seconds), synchronous));
-    if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    // A step of the run itself can break (a node not ready in time): the panic is printed where
+    // it happens, among the faults' lines; its message is repeated last, with the seed, so the
+    // end of the output says why the run failed.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(run((seed, kinds), Duration::from_secs(seconds), synchronous))
+    }));
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            println!(
+                "nemesis FAILED (seed {seed}; replay with NEMESIS_SEED={seed} NEMESIS_SECONDS={seconds}): the run broke off: {message}"
+            );
+            ExitCode::FAILURE
+        }
+    }
 }
 
 async fn run((seed, kinds): (u64, Vec<usize>), length: Duration, synchronous: bool) -> bool {
@@ -194,20 +213,5 @@ fn report_failure(cluster: &Cluster, failing: &[&checker::Violation], faults: &[
     for f in faults {
         println!("  {:7.1} s to {:7.1} s  {:<20} {}", f.started, f.ended, f.kind, f.detail);
     }
-    let upstream_errors = cluster.nginx_errors();
-    let tail: Vec<&str> = upstream_errors.lines().filter(|l| l.contains("upstream")).rev().take(10).collect();
-    println!("--- nginx (last upstream errors) ---");
-    for line in tail.into_iter().rev() {
-        println!("{line}");
-    }
-    for i in 0..cluster.instances.len() {
-        let log = cluster.instances[i].logged();
-        // Warnings and errors, and each stop with the signal that caused it.
-        let telling = |l: &&str| !l.contains(r#""level":"INFO""#) || l.contains("shutting down");
-        let tail: Vec<&str> = log.lines().filter(telling).rev().take(10).collect();
-        println!("--- instance {} (last warnings and stops) ---", i + 1);
-        for line in tail.into_iter().rev() {
-            println!("{line}");
-        }
-    }
+    cluster.print_logs();
 }
