@@ -32,6 +32,9 @@ use crate::settings::RedisSettings;
 const RESOLVE_INTERVAL: Duration = Duration::from_millis(250);
 /// How long a new connection has to take the write that tells a lost connection from a stall.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1000);
+/// For this long after a connection is replaced, timeouts are of calls sent on the one it
+/// replaced (no call waits longer), and ask for no probe of the new one.
+const REPLACED_SETTLE: Duration = Duration::from_millis(1000);
 
 #[derive(Clone)]
 pub struct RedisLink(Arc<Link>);
@@ -51,6 +54,8 @@ struct Current {
     primary: Option<Primary>,
     suspect: bool,
     checked: Option<Instant>,
+    /// When the connection in use replaced another.
+    replaced: Option<Instant>,
 }
 
 struct Primary {
@@ -112,7 +117,9 @@ impl RedisLink {
     /// Tells the link a command gave up waiting (our own bound, not Redis's answer).
     pub fn timed_out(&self) {
         self.0.suspect();
-        if !self.0.probing.swap(true, Ordering::AcqRel) {
+        let settling =
+            self.0.current.lock().expect("redis link").replaced.is_some_and(|at| at.elapsed() < REPLACED_SETTLE);
+        if !settling && !self.0.probing.swap(true, Ordering::AcqRel) {
             let link = self.0.clone();
             tokio::spawn(async move {
                 link.replace_if_lost().await;
@@ -174,6 +181,7 @@ impl Link {
         let primary = Primary::new(primary, &self.config)?;
         let manager = primary.manager.clone();
         current.primary = Some(primary);
+        current.replaced = Some(Instant::now());
         Ok(manager)
     }
 
@@ -196,6 +204,7 @@ impl Link {
                     "redis: a connection stopped answering while the server answers a new one; replaced"
                 );
                 primary.manager = manager;
+                current.replaced = Some(Instant::now());
             }
             Err(err) => tracing::warn!(cause = %err, "redis: could not replace a silent connection"),
         }
