@@ -91,16 +91,7 @@ impl RedisLink {
     /// A connection to the primary, to clone and send on.
     pub async fn connection(&self) -> RedisResult<ConnectionManager> {
         match &self.0.sentinel {
-            None => Ok(self
-                .0
-                .current
-                .lock()
-                .expect("redis link")
-                .primary
-                .as_ref()
-                .expect("a URL's primary")
-                .manager
-                .clone()),
+            None => Ok(self.0.in_use().expect("a URL's link has its primary from the start")),
             Some(sentinel) => self.0.through(sentinel).await,
         }
     }
@@ -134,6 +125,10 @@ fn is_read_only(err: &RedisError) -> bool {
 }
 
 impl Link {
+    fn in_use(&self) -> Option<ConnectionManager> {
+        self.current.lock().expect("redis link").primary.as_ref().map(|p| p.manager.clone())
+    }
+
     /// Through Sentinel, the next call asks the Sentinels again (a URL's primary is never
     /// asked for).
     fn suspect(&self) {
