@@ -262,7 +262,9 @@ async fn a_flushed_redis_still_cannot_duplicate(backend: Backend) {
     assert_eq!(total(&app).await, 1);
 }
 
-async fn an_unreachable_redis_refuses_keyed_posts_only(backend: Backend) {
+/// An app whose Redis is reached through a proxy the test can cut or stall, with one keyed
+/// create made through it.
+async fn redis_through_a_proxy(backend: Backend) -> (Proxy, TestApp) {
     let redis_url = backend.redis.clone().unwrap();
     let upstream = redis_url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
     let proxy = Proxy::start(tokio::net::lookup_host(&upstream).await.unwrap().next().unwrap()).await;
@@ -270,6 +272,11 @@ async fn an_unreachable_redis_refuses_keyed_posts_only(backend: Backend) {
     let app = backend.spawn_with(|s| s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&through))).await;
     let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
     keyed(&app, "/users", &new_key(), &body).await.assert_status(201);
+    (proxy, app)
+}
+
+async fn an_unreachable_redis_refuses_keyed_posts_only(backend: Backend) {
+    let (proxy, app) = redis_through_a_proxy(backend).await;
 
     proxy.cut();
     let refused = keyed(&app, "/users", &new_key(), &json!({"name": "Bo", "email": "bo@example.com"})).await;
@@ -300,13 +307,7 @@ async fn an_unreachable_redis_refuses_keyed_posts_only(backend: Backend) {
 /// its calls only time out. Redis itself still answers a new connection, so the instance must
 /// open one rather than wait on the dead one for good.
 async fn a_redis_connection_lost_without_a_word_is_replaced(backend: Backend) {
-    let redis_url = backend.redis.clone().unwrap();
-    let upstream = redis_url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
-    let proxy = Proxy::start(tokio::net::lookup_host(&upstream).await.unwrap().next().unwrap()).await;
-    let through = format!("redis://{}", proxy.addr);
-    let app = backend.spawn_with(|s| s.redis.redis_url = Some(tandem::settings::DatabaseUrl::new(&through))).await;
-    let body = json!({"name": "Ada", "email": "ada@example.com", "age": 36});
-    keyed(&app, "/users", &new_key(), &body).await.assert_status(201);
+    let (proxy, app) = redis_through_a_proxy(backend).await;
 
     // The open connection falls silent for good (what it is sent while stalled is held); new
     // ones get through.
