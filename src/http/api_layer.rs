@@ -19,9 +19,8 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
     let prepared = match steps::prepare(&mut req, &state).await {
         Ok(prepared) => prepared,
         Err(Refused { error, refusal }) => {
-            // Refused before its body was read: the connection will close, and the client must
-            // be told so, or it sends its next request into a closing socket.
-            let error = if has_body(&req) { error.with_header("connection", "close") } else { error };
+            // Refused before its body was read: the connection closes after this answer, and
+            // says so (crate::http::unread_body).
             let mut error = poem::Error::from(error);
             if let Some(refusal) = refusal {
                 error.set_data(refusal);
@@ -75,9 +74,4 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<A
         }
     }
     Ok(response)
-}
-
-fn has_body(req: &Request) -> bool {
-    req.headers().contains_key(header::TRANSFER_ENCODING)
-        || req.headers().get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0")
 }

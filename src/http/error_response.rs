@@ -11,7 +11,7 @@ use crate::{
         context::RequestInfo,
         error::{
             Kind, classify,
-            render::{RenderContext, render},
+            render::{BodyStyle, RenderContext, render},
         },
     },
 };
@@ -21,7 +21,7 @@ use crate::{
 pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &str) -> Response {
     let mut api = match info.body_over_limit.get() {
         // The body was cut off: whichever parser noticed, the cause is the size.
-        Some(limit) => BodyTooLarge(*limit).into_api_error().with_header("connection", "close"),
+        Some(limit) => BodyTooLarge(*limit).into_api_error(),
         None => classify::from_poem(err),
     };
     // Routes outside the versions (dispatch answers those): poem's 405 names no methods.
@@ -33,10 +33,15 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &st
         tracing::error!(problem = api.kind.slug(), cause = %format!("{cause:#}"), "request failed");
     }
     // Unresolved (an ambiguous or unsupported version): a version in the URI still picks the
-    // body shape the client expects.
+    // body shape the client expects. The routes outside the versions (a client's migration
+    // routes, operators', health) belong to none: RFC 9457, whatever the default version.
     let version = info.version().or_else(|| sources::from_uri(path).and_then(|(v, _)| v));
+    let style = match version {
+        None if state.fixed.find(path).is_some() => BodyStyle::Problem,
+        version => state.dispatch.style(version),
+    };
     let ctx = RenderContext {
-        style: state.dispatch.style(version),
+        style,
         lang: info.lang,
         path,
         correlation_id: &info.correlation_id,

@@ -29,6 +29,7 @@ use super::{
     head::{Head, HeadLimits, TooLarge},
     linger::Linger,
     listener::{Accepted, Backlog},
+    unread_body::Unread,
 };
 
 /// The answer to a head too large to read, from what it broke and the head's first bytes: a
@@ -132,6 +133,10 @@ enum Phase {
     /// An HTTP/2 connection (its preface read): its streams are hyper's to bound; the guard
     /// only counts the connection.
     Untracked,
+    /// Writing the answer to a request whose body was not read to its end: the connection's
+    /// last ([`super::unread_body`]). What is read after it is the rest of that body, never a
+    /// request: nothing is observed, and nothing answered, until the connection closes.
+    Closing,
 }
 
 pub struct GuardedIo<T> {
@@ -156,7 +161,20 @@ pub struct GuardedIo<T> {
     heads: Heads,
     /// The guard's own answer to a head too large, and how much of it is written.
     refusing: Option<(Vec<u8>, usize)>,
+    /// Told by the connection's requests when an answer comes before its body was read.
+    unread: Unread,
     _slot: Slot,
+}
+
+/// A connection whose requests can tell its guard that an answer came before its body was read.
+pub trait Watched {
+    fn unread(&self) -> Unread;
+}
+
+impl<T> Watched for GuardedIo<T> {
+    fn unread(&self) -> Unread {
+        self.unread.clone()
+    }
 }
 
 /// The blank line that ends a request's headers, searched with one searcher built once.
@@ -180,6 +198,7 @@ impl<T> GuardedIo<T> {
             head: Head::default(),
             heads,
             refusing: None,
+            unread: Unread::default(),
             _slot: slot,
         }
     }
@@ -188,7 +207,7 @@ impl<T> GuardedIo<T> {
     /// past them; otherwise its first byte starts the headers' deadline, and the blank line
     /// that ends them lifts it. A head too large is answered by the guard: the limit it broke.
     fn observe(&mut self, read: &[u8]) -> Option<TooLarge> {
-        if read.is_empty() || self.phase == Phase::Untracked {
+        if read.is_empty() || matches!(self.phase, Phase::Untracked | Phase::Closing) {
             return None;
         }
         if self.phase == Phase::Idle {
@@ -236,7 +255,7 @@ impl<T> GuardedIo<T> {
     /// Waiting for bytes: whether the wait is over (headers too slow, or idle too long). The
     /// timer is polled, so that the connection's task wakes when it fires.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        if matches!(self.phase, Phase::Request | Phase::Untracked) {
+        if matches!(self.phase, Phase::Request | Phase::Untracked | Phase::Closing) {
             return false;
         }
         if self.polled && !self.timer.is_elapsed() {
@@ -258,10 +277,16 @@ impl<T> GuardedIo<T> {
     /// timer is polled when the answer begins, so that the task wakes when it fires even if
     /// the next read was asked for before the answer (hyper reads ahead while a request is
     /// answered). An interim answer (`100 Continue`) is not the answer: the body follows it.
+    /// An answer that came before its request's body was read is the connection's last: what
+    /// follows it is that body ([`Phase::Closing`]).
     fn answering(&mut self, cx: &mut Context<'_>, written: &[u8]) {
         match self.phase {
-            Phase::Untracked => return,
+            Phase::Untracked | Phase::Closing => return,
             Phase::Request if written.starts_with(b"HTTP/1.1 1") => return,
+            Phase::Request if self.unread.take() => {
+                self.phase = Phase::Closing;
+                return;
+            }
             _ => {}
         }
         self.deadline = Instant::now() + self.timeouts.idle;
@@ -369,18 +394,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
         self.io.is_write_vectored()
     }
 
-    /// Shuts the connection down, then lingers: what the client still sends is read as any
-    /// read is (the guard's deadlines hold), and discarded.
+    /// Shuts the connection down, then lingers: what the client still sends is read within the
+    /// linger's budget and discarded, never as a request (a closing connection answers nothing
+    /// more).
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
         if !this.linger.began() {
             std::task::ready!(Pin::new(&mut this.io).poll_shutdown(cx))?;
             this.linger.begin();
         }
-        let mut linger = std::mem::take(&mut this.linger);
-        let drained = linger.poll_drain(cx, |cx, buf| Pin::new(&mut *this).poll_read(cx, buf));
-        this.linger = linger;
-        drained
+        let io = &mut this.io;
+        this.linger.poll_drain(cx, |cx, buf| Pin::new(&mut *io).poll_read(cx, buf))
     }
 }
 

@@ -33,7 +33,7 @@ pub async fn fingerprint(req: &mut Request, path: &str, version: u16) -> Result<
         true => spool(body, &mut content).await?,
         false => {
             let bytes = body.into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
-                Some(too_large) => BodyTooLarge(too_large.0).into_api_error().with_header("connection", "close"),
+                Some(too_large) => BodyTooLarge(too_large.0).into_api_error(),
                 None => unreadable(err),
             })?;
             content.update(&bytes);
@@ -67,7 +67,7 @@ async fn spool(body: Body, content: &mut Comparable) -> Result<Body, ApiError> {
 
 fn read_error(err: std::io::Error) -> ApiError {
     match BodyTooLarge::in_chain(&err) {
-        Some(limit) => BodyTooLarge(limit).into_api_error().with_header("connection", "close"),
+        Some(limit) => BodyTooLarge(limit).into_api_error(),
         None => unreadable(err),
     }
 }

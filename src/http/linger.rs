@@ -3,8 +3,8 @@
 //! client's unread bytes still queued; the kernel then sends RST and many clients lose the
 //! response they were sent. Here, closing first half-closes (FIN after the response), then
 //! reads and discards what the client still sends, within a byte and time budget, so the
-//! response arrives intact. Nothing read here is kept. Every connection's guard
-//! ([`super::guard`]) closes this way, and the drain reads through it: its deadlines hold.
+//! response arrives intact. Nothing read here is kept, nor read as a request. Every
+//! connection's guard ([`super::guard`]) closes this way, within the budget below.
 
 use std::{
     io,

@@ -20,6 +20,7 @@ pub mod listener;
 pub mod serve;
 pub mod state;
 pub mod steps;
+pub mod unread_body;
 
 use std::sync::Arc;
 

@@ -28,7 +28,7 @@ use tokio::{
     task::JoinSet,
 };
 
-use super::listener::Backlog;
+use super::{guard::Watched, listener::Backlog};
 
 /// At shutdown, how long a connection that has brought no request yet is given to bring one.
 const FIRST_REQUEST: Duration = Duration::from_secs(1);
@@ -42,7 +42,7 @@ pub async fn serve<A, E>(
     grace: Duration,
 ) -> std::io::Result<()>
 where
-    A: Backlog,
+    A: Backlog<Io: Watched>,
     E: Endpoint + 'static,
 {
     let endpoint: Arc<BoxEndpoint<'static>> = Arc::new(endpoint.map_to_response().boxed());
@@ -91,16 +91,21 @@ type Ends = (LocalAddr, RemoteAddr, poem::http::uri::Scheme);
 
 async fn connection<Io>(io: Io, ends: Ends, endpoint: Arc<BoxEndpoint<'static>>, mut stopping: watch::Receiver<bool>)
 where
-    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Watched + Send + Unpin + 'static,
 {
     // Set once the connection brings its first request.
     let started = Arc::new(Notify::new());
     let starting = started.clone();
+    let unread = io.unread();
     let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-        let (endpoint, (local, remote, scheme)) = (endpoint.clone(), ends.clone());
+        let (endpoint, (local, remote, scheme), unread) = (endpoint.clone(), ends.clone(), unread.clone());
         starting.notify_one();
         async move {
-            let response = endpoint.get_response((request, local, remote, scheme).into()).await;
+            let mut request: poem::Request = (request, local, remote, scheme).into();
+            // An answer that comes before the body was read is the connection's last.
+            let body = unread.watch(&mut request);
+            let mut response = endpoint.get_response(request).await;
+            unread.settle(body, &mut response);
             Ok::<hyper::Response<_>, std::convert::Infallible>(response.into())
         }
     });

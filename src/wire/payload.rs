@@ -42,8 +42,8 @@ pub fn is_json(content_type: &str) -> bool {
 /// Reads the whole body, within the size limit.
 pub async fn read_bytes(body: Body) -> Result<Bytes, ApiError> {
     body.into_bytes().await.map_err(|err| match BodyTooLarge::find(&err) {
-        // The rest of the body stays unread: the connection must not be reused.
-        Some(too_large) => BodyTooLarge(too_large.0).into_api_error().with_header("connection", "close"),
+        // The rest of the body stays unread: the answer closes the connection (http::unread_body).
+        Some(too_large) => BodyTooLarge(too_large.0).into_api_error(),
         None => ApiError::new(Kind::MalformedJson).with_detail("the body could not be read").with_cause(err),
     })
 }

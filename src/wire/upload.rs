@@ -63,7 +63,7 @@ struct Options {
 
 fn multipart_error(err: impl std::error::Error + Send + Sync + 'static) -> ApiError {
     match BodyTooLarge::in_chain(&err) {
-        Some(limit) => BodyTooLarge(limit).into_api_error().with_header("connection", "close"),
+        Some(limit) => BodyTooLarge(limit).into_api_error(),
         None => ApiError::new(Kind::InvalidUpload).with_detail("malformed multipart body").with_cause(err),
     }
 }

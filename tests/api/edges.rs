@@ -2,17 +2,14 @@
 //! of the version its path names, as every error is; a strict body refuses a member name given
 //! twice; a client's guide names each successor by its route.
 
-use std::{
-    collections::HashMap,
-    io::{Read, Write},
-    net::{SocketAddr, TcpStream},
-    time::Duration,
-};
-
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::harness::{Backend, TestApp, send};
+use crate::harness::{
+    Backend,
+    raw::{Answer, raw},
+    send,
+};
 
 crate::scenarios![
     a_url_too_long_is_414_in_the_body_of_the_version_its_path_names,
@@ -20,59 +17,6 @@ crate::scenarios![
     a_member_name_given_twice_is_refused_in_every_strict_body,
     v1s_lenient_bodies_still_take_a_name_given_twice,
 ];
-
-/// An answer read off the wire.
-struct Answer {
-    status: u16,
-    headers: HashMap<String, String>,
-    body: String,
-    closed: bool,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
-/// Writes `request` on a fresh connection (in pieces of `piece` bytes, a little apart) and
-/// reads the whole answer. The writes stop at the first that fails: the server may answer, and
-/// close, before the request is whole.
-fn exchange(addr: SocketAddr, request: &[u8], piece: usize) -> Answer {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    for part in request.chunks(piece) {
-        if stream.write_all(part).is_err() {
-            break;
-        }
-        if piece < request.len() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-    let mut raw = Vec::new();
-    let mut buffer = [0u8; 65536];
-    let closed = loop {
-        match stream.read(&mut buffer) {
-            Ok(0) => break true,
-            Ok(n) => raw.extend_from_slice(&buffer[..n]),
-            Err(_) => break false,
-        }
-    };
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
-        .collect();
-    Answer { status, headers, body: body.to_string(), closed }
-}
-
-async fn raw(app: &TestApp, request: Vec<u8>, piece: usize) -> Answer {
-    let addr = app.addr;
-    tokio::task::spawn_blocking(move || exchange(addr, &request, piece)).await.unwrap()
-}
 
 /// The headers every error answer carries, and its correlation id in its body.
 fn carries_the_common_headers(answer: &Answer, version: Option<&str>) {
@@ -98,7 +42,7 @@ async fn a_url_too_long_is_414_in_the_body_of_the_version_its_path_names(backend
     ] {
         let request =
             format!("GET {path}?keyword={long} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n", app.admin);
-        let answer = raw(&app, request.into_bytes(), 64 * 1024).await;
+        let answer = raw(app.addr, request.into_bytes(), 64 * 1024).await;
         assert_eq!(answer.status, 414, "{path}: {}", answer.body);
         carries_the_common_headers(&answer, version);
         let body = answer.json();
@@ -128,23 +72,23 @@ async fn a_head_too_large_is_431_with_a_body_before_it_is_read_whole(backend: Ba
     for (what, fields) in
         [("one field of 17 KB", one_big), ("70 KB in all", many_large), ("101 fields", too_many), ("200 KB", huge)]
     {
-        let answer = raw(&app, ask(fields), 8 * 1024).await;
+        let answer = raw(app.addr, ask(fields), 8 * 1024).await;
         assert_eq!(answer.status, 431, "{what}: {}", answer.body);
         carries_the_common_headers(&answer, Some("2"));
         assert_eq!(answer.json()["type"], "/problems/request-header-fields-too-large", "{what}");
     }
     // A v1 path gets v1's body.
     let request = format!("GET /users HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(20 * 1024));
-    let answer = raw(&app, request.into_bytes(), 4096).await;
+    let answer = raw(app.addr, request.into_bytes(), 4096).await;
     assert_eq!((answer.status, answer.json()["status"].clone()), (431, json!(431)));
     carries_the_common_headers(&answer, Some("1"));
     // Answered while the head is still being sent: the client never finished it.
     let endless = format!("GET /api/v2/users HTTP/1.1\r\nHost: x\r\nX-Endless: {}", "e".repeat(32 * 1024));
-    let answer = raw(&app, endless.into_bytes(), 1024).await;
+    let answer = raw(app.addr, endless.into_bytes(), 1024).await;
     assert_eq!(answer.status, 431);
     // Under the limits, served.
     let fine = ask(format!("X-Fine: {}\r\nConnection: close\r\n", "f".repeat(15 * 1024)));
-    assert_eq!(raw(&app, fine, 8 * 1024).await.status, 200);
+    assert_eq!(raw(app.addr, fine, 8 * 1024).await.status, 200);
     send(app.client.get(app.url("/problems/request-header-fields-too-large"))).await.assert_status(200);
 }
 
