@@ -75,9 +75,10 @@ impl Lifecycle {
         Ok(Self { deprecated_at, sunset_at, brownouts, refuse_new_clients })
     }
 
-    /// Whole days until the sunset, a part day counting as one (0 once it has passed).
+    /// Whole days until the sunset, a part day not counted (0 once it has passed): the one
+    /// `daysLeft` every answer and notice gives, so a reminder "fewer than 90 days" says 89.
     pub fn days_left(&self, now: DateTime<Utc>) -> Option<i64> {
-        self.sunset_at.map(|sunset| ((sunset - now).num_seconds().max(0) + 86_399) / 86_400)
+        self.sunset_at.map(|sunset| whole_days_left(sunset, now))
     }
 
     pub fn stage(&self, now: DateTime<Utc>) -> Stage {
@@ -152,6 +153,11 @@ impl Lineup {
     pub fn numbers(&self) -> impl Iterator<Item = u16> + '_ {
         self.versions.iter().map(|(n, _)| *n)
     }
+}
+
+/// Whole days from `now` until `until`, rounded down, never below 0.
+pub fn whole_days_left(until: DateTime<Utc>, now: DateTime<Utc>) -> i64 {
+    ((until - now).num_seconds() / 86_400).max(0)
 }
 
 #[cfg(test)]

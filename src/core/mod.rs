@@ -4,6 +4,7 @@
 pub mod cursor;
 pub mod customer;
 pub mod customers;
+pub mod endpoint_url;
 pub mod error;
 pub mod fields;
 pub mod idempotency;

@@ -22,6 +22,7 @@ pub struct FixedRoute {
     pub access: Access,
     /// The `Allow` header value.
     pub allow: String,
+    methods: Vec<Method>,
     /// The path up to its first parameter: every request checks this table, so most paths are
     /// told apart by one comparison.
     literal: usize,
@@ -32,7 +33,12 @@ impl FixedRoute {
         let path = path.into();
         let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
         let literal = path.find(':').unwrap_or(path.len());
-        Self { path, access, allow, literal }
+        Self { path, access, allow, methods: methods.to_vec(), literal }
+    }
+
+    /// Whether the route answers `method` (else the router's 405 does).
+    pub fn answers(&self, method: &Method) -> bool {
+        self.methods.contains(method)
     }
 
     fn matches(&self, path: &str) -> bool {

@@ -3,13 +3,16 @@
 //! it is built here whole: 414 for a request line past the URI limit, 431 for a header field
 //! past 16 KB or all of them past `TANDEM_MAX_HEADER_BYTES`, in the body of the version the
 //! path names (v1's for v1 and legacy paths, RFC 9457 elsewhere), with the headers every answer
-//! carries and `Connection: close`. Headers are never read for it: they are what is too large.
+//! carries (a deprecated version's lifecycle headers included) and `Connection: close`. Headers are never read for it: they are what is too large.
 
 use std::{fmt::Write, sync::Arc};
 
 use super::{
     AppState,
-    boundary::framing::MAX_URI_BYTES,
+    boundary::{
+        framing::MAX_URI_BYTES,
+        lifecycle_headers::{self, Answer},
+    },
     guard::RefuseHead,
     head::{HeadLimits, TooLarge},
 };
@@ -80,6 +83,11 @@ fn answer(state: &AppState, too: TooLarge, start: &[u8]) -> Vec<u8> {
     let _ = write!(head, "x-correlation-id: {correlation_id}\r\napi-supported-versions: {supported}\r\n");
     if let Some(version) = version {
         let _ = write!(head, "api-version: {version}\r\n");
+    }
+    // A deprecated version's headers, as on every other answer of that version.
+    let answer = Answer { version, route: None, record: None, status: error.status };
+    for (name, value) in lifecycle_headers::headers(state, answer, (state.clock)()) {
+        let _ = write!(head, "{name}: {}\r\n", value.to_str().unwrap_or_default());
     }
     head.push_str("x-content-type-options: nosniff\r\nconnection: close\r\n\r\n");
     let mut bytes = head.into_bytes();

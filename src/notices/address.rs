@@ -6,7 +6,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use url::{Host, Url};
+use url::Host;
+
+use crate::core::endpoint_url::EndpointUrl;
 
 /// Hosts the operator allows beyond the public internet (loopback receivers in tests, an
 /// internal hook relay), by name or address, as `TANDEM_NOTICES_ALLOW_HOSTS` lists them.
@@ -26,11 +28,10 @@ impl AllowList {
     }
 }
 
-/// Why a URL is not taken.
+/// Why a URL is not taken (one that does not even read as a URL is refused by
+/// [`EndpointUrl::parse`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
-    /// Not a URL, or one without a host.
-    Malformed,
     /// Not `https` (and its host not allow-listed).
     NotHttps,
     /// Its host is, or resolves to, an address notices may not reach.
@@ -72,13 +73,17 @@ fn refused_v6(ip: Ipv6Addr) -> bool {
         return refused_v4(v4);
     }
     let segments = ip.segments();
+    let v4 = |high: u16, low: u16| Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
     if segments[..6] == [0; 6] && !ip.is_unspecified() && !ip.is_loopback() {
-        return refused_v4(Ipv4Addr::new(
-            (segments[6] >> 8) as u8,
-            segments[6] as u8,
-            (segments[7] >> 8) as u8,
-            segments[7] as u8,
-        ));
+        return refused_v4(v4(segments[6], segments[7]));
+    }
+    // 6to4 (2002::/16) reaches the IPv4 address in its next 32 bits; Teredo (2001::/32) goes
+    // through the server in its next 32 to the client in its last 32, inverted (RFC 4380).
+    if segments[0] == 0x2002 {
+        return refused_v4(v4(segments[1], segments[2]));
+    }
+    if segments[0] == 0x2001 && segments[1] == 0 {
+        return refused_v4(v4(segments[2], segments[3])) || refused_v4(v4(!segments[6], !segments[7]));
     }
     ip.is_unspecified()
         || ip.is_loopback()
@@ -89,30 +94,27 @@ fn refused_v6(ip: Ipv6Addr) -> bool {
         || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
 }
 
-/// A URL notices may be sent to: `https` to a public host, or any scheme of `http(s)` to an
+/// Whether notices may be sent to `url`: `https` to a public host, or `http(s)` to an
 /// allow-listed one. Host forms are read as browsers read them (`https://2130706433/` and
 /// `https://0x7f.1/` are 127.0.0.1); a name is resolved, and every address it gives checked.
-pub async fn check(raw: &str, allow: &AllowList) -> Result<Url, Refused> {
-    let url = Url::parse(raw).map_err(|_| Refused::Malformed)?;
-    let host = url.host().ok_or(Refused::Malformed)?;
-    let name = url.host_str().unwrap_or_default().to_string();
-    let allowed = allow.allows(&name);
+pub async fn check(url: &EndpointUrl, allow: &AllowList) -> Result<(), Refused> {
+    let allowed = allow.allows(url.url().host_str().unwrap_or_default());
     match url.scheme() {
         "https" => {}
         "http" if allowed => {}
         _ => return Err(Refused::NotHttps),
     }
     if allowed {
-        return Ok(url);
+        return Ok(());
     }
-    match host {
-        Host::Ipv4(ip) if refused_v4(ip) => Err(Refused::Internal),
-        Host::Ipv6(ip) if refused_v6(ip) => Err(Refused::Internal),
-        Host::Ipv4(_) | Host::Ipv6(_) => Ok(url),
-        Host::Domain(domain) => {
+    match url.host() {
+        Some(Host::Ipv4(ip)) if refused_v4(ip) => Err(Refused::Internal),
+        Some(Host::Ipv6(ip)) if refused_v6(ip) => Err(Refused::Internal),
+        Some(Host::Domain(domain)) => {
             let addresses = resolve(domain).await.ok_or(Refused::Unresolved)?;
-            if addresses.iter().any(|a| refused(a.ip())) { Err(Refused::Internal) } else { Ok(url) }
+            if addresses.iter().any(|a| refused(a.ip())) { Err(Refused::Internal) } else { Ok(()) }
         }
+        _ => Ok(()),
     }
 }
 
@@ -145,23 +147,14 @@ impl reqwest::dns::Resolve for CheckedResolver {
 
 /// Whether a URL's host, written as an address, may be reached (a name is the resolver's to
 /// check): checked again before each notice is sent.
-pub fn literal_refused(url: &Url, allow: &AllowList) -> bool {
-    if allow.allows(url.host_str().unwrap_or_default()) {
+pub fn literal_refused(url: &EndpointUrl, allow: &AllowList) -> bool {
+    if allow.allows(url.url().host_str().unwrap_or_default()) {
         return false;
     }
     match url.host() {
         Some(Host::Ipv4(ip)) => refused_v4(ip),
         Some(Host::Ipv6(ip)) => refused_v6(ip),
         _ => false,
-    }
-}
-
-/// A URL as logs may show it: its scheme and host, never its path (a Slack URL's path is its
-/// secret) nor its query.
-pub fn loggable(raw: &str) -> String {
-    match Url::parse(raw) {
-        Ok(url) => format!("{}://{}", url.scheme(), url.host_str().unwrap_or("?")),
-        Err(_) => "(not a URL)".into(),
     }
 }
 
@@ -196,10 +189,24 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "::127.0.0.1",
+            "2002:7f00:1::",
+            "2002:a00:1::1",
+            "2002:c0a8:101::",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo to 127.0.0.1
+            "2001:0:a00:1:8000:63bf:3fff:fdd2",     // Teredo through 10.0.0.1
         ] {
             assert!(refused(refused_one.parse().unwrap()), "{refused_one}");
         }
-        for public in ["93.184.216.34", "8.8.8.8", "100.128.0.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+        for public in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "100.128.0.1",
+            "172.32.0.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "2002:808:808::1",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo to 8.8.8.8
+        ] {
             assert!(!refused(public.parse().unwrap()), "{public}");
         }
     }
@@ -217,14 +224,15 @@ mod tests {
             ("https://[::1]:8443/hook", Refused::Internal),
             ("https://169.254.169.254/latest/meta-data", Refused::Internal),
             ("https://localhost/hook", Refused::Internal),
-            ("not a url", Refused::Malformed),
+            ("https://[2002:7f00:1::]/hook", Refused::Internal),
         ] {
-            assert_eq!(check(url, &none).await.unwrap_err(), why, "{url}");
+            let parsed = EndpointUrl::parse(url).unwrap();
+            assert_eq!(check(&parsed, &none).await.unwrap_err(), why, "{url}");
         }
-        assert!(check("https://93.184.216.34/hook", &none).await.is_ok());
+        let url = |raw: &str| EndpointUrl::parse(raw).unwrap();
+        assert!(check(&url("https://93.184.216.34/hook"), &none).await.is_ok());
         let loopback = AllowList::parse(Some("127.0.0.1, [::1]"));
-        assert!(check("http://127.0.0.1:9/hook", &loopback).await.is_ok());
-        assert!(check("https://[::1]/hook", &loopback).await.is_ok());
-        assert_eq!(loggable("https://hooks.slack.com/services/T0/B0/secret?x=1"), "https://hooks.slack.com");
+        assert!(check(&url("http://127.0.0.1:9/hook"), &loopback).await.is_ok());
+        assert!(check(&url("https://[::1]/hook"), &loopback).await.is_ok());
     }
 }

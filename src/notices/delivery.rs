@@ -7,10 +7,9 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Timelike, Utc};
 use poem::http::{HeaderMap, StatusCode};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use url::Url;
 
 use super::{address, signing};
 use crate::{
@@ -83,8 +82,23 @@ async fn attempt(state: Arc<AppState>, notice: Leased, _permit: OwnedSemaphorePe
     if let Err(err) = state.store.record_attempt(notice.id, at, outcome).await {
         // The lease runs out and the notice is tried again, under the same id.
         tracing::warn!(cause = %err, notice = %notice.id, "a notice's attempt was not recorded");
+        return;
+    }
+    // A retry due within a poll or two is sent when it is due, not at the poll after it.
+    if let Outcome::Retry { next, .. } = outcome
+        && let Ok(wait) = (next - at).to_std()
+        && wait < SOON
+    {
+        let wake = state.notices.due.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            wake.notify_one();
+        });
     }
 }
+
+/// A retry due sooner than this wakes the sending when it is due.
+const SOON: Duration = Duration::from_secs(60);
 
 /// One attempt, and what it came to.
 async fn send(state: &AppState, notice: &Leased) -> Outcome {
@@ -92,21 +106,18 @@ async fn send(state: &AppState, notice: &Leased) -> Outcome {
         // Removed, replaced or disabled since the notice was written: nothing to send it to.
         return Outcome::Failed { status: None };
     };
-    let host = address::loggable(&endpoint.url);
-    let url = match Url::parse(&endpoint.url) {
-        Ok(url) if !address::literal_refused(&url, &state.notices.allow) => url,
-        _ => {
-            tracing::warn!(endpoint = %host, notice = %notice.id, "a notice's address is refused");
-            return Outcome::Failed { status: None };
-        }
-    };
+    let host = endpoint.url.loggable();
+    if address::literal_refused(&endpoint.url, &state.notices.allow) {
+        tracing::warn!(endpoint = %host, notice = %notice.id, "a notice's address is refused");
+        return Outcome::Failed { status: None };
+    }
     let id = notice.id.to_string();
     let timestamp = Utc::now().timestamp();
     let signature = signing::signature(&endpoint.secret, &id, timestamp, notice.body.as_bytes());
     let sent = state
         .notices
         .sender
-        .post(url)
+        .post(endpoint.url.url().clone())
         .header("content-type", "application/json")
         .header("webhook-id", &id)
         .header("webhook-timestamp", timestamp.to_string())
@@ -134,19 +145,30 @@ async fn send(state: &AppState, notice: &Leased) -> Outcome {
     }
 }
 
-/// What follows a failed attempt, the `attempts` before it having failed too.
+/// What follows a failed attempt that ended at `now`, the `attempts` before it having failed too.
 pub fn retry(attempts: u32, status: Option<u16>, retry_after: Option<Duration>, now: DateTime<Utc>) -> Outcome {
     let Some(wait) = RETRIES.get(attempts as usize) else { return Outcome::Failed { status } };
-    let wait = jittered(*wait).max(retry_after.unwrap_or_default().min(LONGEST_RETRY_AFTER));
-    Outcome::Retry { status, next: now + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::zero()) }
+    let asked = retry_after.unwrap_or_default().min(LONGEST_RETRY_AFTER);
+    let next = due(now, *wait).max(whole_second(now + chrono::Duration::from_std(asked).unwrap_or_default()));
+    Outcome::Retry { status, next }
 }
 
-/// A wait spread by up to a tenth either way, so receivers are not retried in step.
-fn jittered(wait: Duration) -> Duration {
-    let mut byte = [0u8; 2];
-    let _ = getrandom::fill(&mut byte);
-    let spread = (u16::from_le_bytes(byte) as f64 / u16::MAX as f64) * 0.2 - 0.1;
-    wait.mul_f64(1.0 + spread)
+/// When a retry `wait` after `now` is due: spread by up to a tenth either way, so receivers are
+/// not retried in step, and on a whole second (as every store keeps a time) still within that
+/// tenth: the second is rounded up from a point at least one second before the latest.
+fn due(now: DateTime<Utc>, wait: Duration) -> DateTime<Utc> {
+    let (earliest, latest) = (wait.mul_f64(0.9), wait.mul_f64(1.1));
+    let room = latest.saturating_sub(earliest + Duration::from_secs(1));
+    let mut bytes = [0u8; 2];
+    let _ = getrandom::fill(&mut bytes);
+    let spread = room.mul_f64(f64::from(u16::from_le_bytes(bytes)) / f64::from(u16::MAX));
+    whole_second(now + chrono::Duration::from_std(earliest + spread).unwrap_or_default())
+}
+
+/// `at`, rounded up to a whole second.
+fn whole_second(at: DateTime<Utc>) -> DateTime<Utc> {
+    let down = at.with_nanosecond(0).unwrap_or(at);
+    if down == at { at } else { down + chrono::Duration::seconds(1) }
 }
 
 /// `Retry-After` in seconds or as an HTTP date.
@@ -165,13 +187,20 @@ mod tests {
 
     #[test]
     fn retries_follow_the_schedule_then_fail() {
-        let now: DateTime<Utc> = "2026-12-01T00:00:00Z".parse().unwrap();
+        for now in ["2026-12-01T00:00:00Z", "2026-12-01T00:00:00.001Z", "2026-12-01T00:00:00.999Z"] {
+            let now: DateTime<Utc> = now.parse().unwrap();
+            the_schedule_from(now);
+        }
+    }
+
+    fn the_schedule_from(now: DateTime<Utc>) {
         for (attempts, wait) in RETRIES.iter().enumerate() {
             let Outcome::Retry { next, status } = retry(attempts as u32, Some(500), None, now) else { panic!() };
             assert_eq!(status, Some(500));
             let waited = (next - now).to_std().unwrap().as_secs_f64();
             let expected = wait.as_secs_f64();
-            assert!(waited >= expected * 0.89 && waited <= expected * 1.11, "{attempts}: {waited} vs {expected}");
+            assert!(waited >= expected * 0.9 && waited <= expected * 1.1, "{attempts}: {waited} vs {expected}");
+            assert_eq!(next.nanosecond(), 0, "on a whole second, as every store keeps it");
         }
         assert_eq!(retry(RETRIES.len() as u32, Some(503), None, now), Outcome::Failed { status: Some(503) });
     }

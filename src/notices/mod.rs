@@ -25,10 +25,17 @@ pub struct Notices {
     pub scanner: events::Scanner,
     /// The HTTP client notices are sent with.
     pub sender: reqwest::Client,
+    /// Woken when a retry this instance scheduled is due, between polls.
+    pub due: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Notices {
     pub fn new(allow: address::AllowList) -> anyhow::Result<Self> {
-        Ok(Self { sender: delivery::client(allow.clone())?, allow, scanner: Default::default() })
+        Ok(Self {
+            sender: delivery::client(allow.clone())?,
+            allow,
+            scanner: Default::default(),
+            due: Default::default(),
+        })
     }
 }

@@ -59,12 +59,6 @@ impl Event {
     }
 }
 
-/// Whole days before `sunset_at`, a part day not counted: a reminder "fewer than 90 days" says
-/// 89.
-pub fn whole_days_left(sunset_at: DateTime<Utc>, now: DateTime<Utc>) -> i64 {
-    ((sunset_at - now).num_seconds() / 86_400).max(0)
-}
-
 /// What every notice says of the client and its version.
 pub struct Facts<'a> {
     pub client: &'a Client,
@@ -94,7 +88,7 @@ fn standard(event: &Event, facts: Facts<'_>) -> String {
     data.insert("successor".into(), json!(successor));
     data.insert("deprecatedAt".into(), json!(lifecycle.deprecated_at.map(stamp)));
     data.insert("sunsetAt".into(), json!(lifecycle.sunset_at.map(stamp)));
-    data.insert("daysLeft".into(), json!(lifecycle.sunset_at.map(|s| whole_days_left(s, now))));
+    data.insert("daysLeft".into(), json!(lifecycle.days_left(now)));
     data.insert("status".into(), json!(status.name()));
     match event {
         Event::Deprecated => {}
@@ -137,7 +131,7 @@ fn slack_text(event: &Event, facts: &Facts<'_>) -> String {
     let who = format!("{}/{}", client.tenant, client.subject);
     let sunset = lifecycle
         .sunset_at
-        .map(|s| format!(" It is switched off on {} ({} days left).", stamp(s), whole_days_left(s, *now)))
+        .map(|s| format!(" It is switched off on {} ({} days left).", stamp(s), lifecycle.days_left(*now).unwrap_or(0)))
         .unwrap_or_default();
     let headline = match event {
         Event::Deprecated => format!("*v{version} of the API is deprecated*: move {who} to v{successor}.{sunset}"),
@@ -198,7 +192,7 @@ mod tests {
         let endpoint = Endpoint {
             tenant: "acme".into(),
             subject: String::new(),
-            url: "https://hooks.example/x".into(),
+            url: crate::core::endpoint_url::EndpointUrl::parse("https://hooks.example/x").unwrap(),
             format: Format::Standard,
             secret: "whsec_x".into(),
             created_at: at("2026-12-01T00:00:00Z"),

@@ -18,8 +18,9 @@ use super::{address, signing};
 use crate::{
     auth::{Caller, tenant},
     core::{
+        endpoint_url::EndpointUrl,
         fields::{FieldError, ObjectReader, Rule},
-        storage::{Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
+        storage::{AuditEntry, Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
     },
     encoding::rfc3339_seconds as stamp,
     http::AppState,
@@ -30,21 +31,39 @@ use crate::{
     workbench::routes::page::{self, notice_cursor, query_of, read_notice},
 };
 
-/// The owner of an endpoint: a client (tenant and subject), or a tenant (subject empty).
+/// The owner of an endpoint: a client (tenant and subject), or a tenant (subject empty), whose
+/// endpoint an admin sets: every change of it is audited, with that admin as its actor.
 struct Owner {
     tenant: String,
     subject: String,
+    admin: Option<String>,
 }
 
 fn own(caller: &Caller) -> Owner {
-    Owner { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() }
+    Owner { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone(), admin: None }
 }
 
-fn tenants(name: &str) -> Result<Owner, ApiError> {
+fn tenants(name: &str, admin: &Caller) -> Result<Owner, ApiError> {
     if !tenant::is_valid(name) {
         return Err(ApiError::validation(vec![FieldError::parameter("tenant", Rule::Invalid)]));
     }
-    Ok(Owner { tenant: name.to_string(), subject: String::new() })
+    Ok(Owner { tenant: name.to_string(), subject: String::new(), admin: Some(admin.principal.subject.clone()) })
+}
+
+/// Records an admin's change of a tenant's endpoint, as it is shown (never its secret).
+async fn audit(state: &AppState, owner: &Owner, action: &str, before: Option<&Endpoint>, after: Option<&Endpoint>) {
+    let Some(actor) = &owner.admin else { return };
+    let entry = AuditEntry {
+        at: (state.clock)(),
+        actor: actor.clone(),
+        action: action.to_string(),
+        target: format!("tenant:{}", owner.tenant),
+        before: before.map(|e| endpoint_json(e).to_string()),
+        after: after.map(|e| endpoint_json(e).to_string()),
+    };
+    if let Err(err) = state.workbench.record_audit(&entry).await {
+        tracing::warn!(cause = %err, "a tenant's notice endpoint was changed but not audited");
+    }
 }
 
 /// `field` is required, unless it was given and found wrong already (a wrong type).
@@ -56,12 +75,12 @@ fn required(errors: &mut Vec<FieldError>, field: &str) {
 }
 
 fn endpoint_json(e: &Endpoint) -> Value {
-    json!({"url": e.url, "format": e.format.name(), "createdAt": stamp(e.created_at),
+    json!({"url": e.url.as_str(), "format": e.format.name(), "createdAt": stamp(e.created_at),
            "disabledAt": e.disabled_at.map(stamp)})
 }
 
 /// Reads `{"url", "format"}` and checks the URL: `https`, to a host notices may reach.
-async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(String, Format), ApiError> {
+async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(EndpointUrl, Format), ApiError> {
     let value = read_strict_json(body).await?;
     let mut reader = ObjectReader::new(&value).map_err(|e| ApiError::validation(vec![e]))?;
     reader.deny_unknown(&["url", "format"]);
@@ -80,19 +99,24 @@ async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(String, Fo
             required(&mut errors, "url");
             None
         }
-        Some(raw) => match address::check(&raw, &state.notices.allow).await {
-            Ok(_) => Some(raw),
-            Err(refused) => {
-                let rule = match refused {
-                    address::Refused::Malformed => Rule::Invalid,
-                    address::Refused::NotHttps => Rule::HttpsRequired,
-                    address::Refused::Internal => Rule::InternalAddress,
-                    address::Refused::Unresolved => Rule::Unresolvable,
-                };
-                tracing::info!(endpoint = %address::loggable(&raw), code = ?rule, "a notice endpoint was refused");
-                errors.push(FieldError::body("url", rule));
+        Some(raw) => match EndpointUrl::parse(&raw) {
+            None => {
+                errors.push(FieldError::body("url", Rule::Invalid));
                 None
             }
+            Some(url) => match address::check(&url, &state.notices.allow).await {
+                Ok(()) => Some(url),
+                Err(refused) => {
+                    let rule = match refused {
+                        address::Refused::NotHttps => Rule::HttpsRequired,
+                        address::Refused::Internal => Rule::InternalAddress,
+                        address::Refused::Unresolved => Rule::Unresolvable,
+                    };
+                    tracing::info!(endpoint = %url.loggable(), code = ?rule, "a notice endpoint was refused");
+                    errors.push(FieldError::body("url", rule));
+                    None
+                }
+            },
         },
     };
     match (url, format, errors.is_empty()) {
@@ -103,9 +127,13 @@ async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(String, Fo
 
 async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Result<Json<Value>> {
     let (url, format) = read_endpoint(state, body).await?;
+    let before = match owner.admin {
+        Some(_) => state.store.endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)?,
+        None => None,
+    };
     let endpoint = Endpoint {
-        tenant: owner.tenant,
-        subject: owner.subject,
+        tenant: owner.tenant.clone(),
+        subject: owner.subject.clone(),
         url,
         format,
         secret: signing::new_secret(),
@@ -113,7 +141,7 @@ async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Res
         disabled_at: None,
     };
     state.store.set_endpoint(&endpoint).await.map_err(ApiError::from)?;
-    tracing::info!(tenant = %endpoint.tenant, endpoint = %address::loggable(&endpoint.url), "a notice endpoint was set");
+    tracing::info!(tenant = %endpoint.tenant, endpoint = %endpoint.url.loggable(), "a notice endpoint was set");
     // What is due now is written at once, not at the next round of the scan.
     let (scanning, tenant, subject) = (state.clone(), endpoint.tenant.clone(), endpoint.subject.clone());
     tokio::spawn(async move {
@@ -123,7 +151,9 @@ async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Res
     });
     // As stored (its time as the store keeps it), and its secret this once.
     let stored = state.store.endpoint(&endpoint.tenant, &endpoint.subject).await.map_err(ApiError::from)?;
-    let mut answer = endpoint_json(stored.as_ref().unwrap_or(&endpoint));
+    let stored = stored.as_ref().unwrap_or(&endpoint);
+    audit(state, &owner, "notices.set", before.as_ref(), Some(stored)).await;
+    let mut answer = endpoint_json(stored);
     answer["secret"] = json!(endpoint.secret);
     if let Some(map) = answer.as_object_mut() {
         map.remove("disabledAt");
@@ -139,8 +169,15 @@ async fn get(state: &AppState, owner: Owner) -> poem::Result<Json<Value>> {
 }
 
 async fn delete(state: &AppState, owner: Owner) -> poem::Result<Response> {
+    let before = match owner.admin {
+        Some(_) => state.store.endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)?,
+        None => None,
+    };
     match state.store.delete_endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
-        true => Ok(StatusCode::NO_CONTENT.into_response()),
+        true => {
+            audit(state, &owner, "notices.removed", before.as_ref(), None).await;
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
         false => Err(ApiError::new(Kind::NotFound).into()),
     }
 }
@@ -171,22 +208,31 @@ pub async fn delete_mine(state: Data<&Arc<AppState>>, caller: Data<&Caller>) -> 
 #[handler]
 pub async fn put_tenant(
     state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
     Path(name): Path<String>,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
-    set(&state, tenants(&name)?, body).await
+    set(&state, tenants(&name, &caller)?, body).await
 }
 
 /// `GET /admin/tenants/<tenant>/notices`.
 #[handler]
-pub async fn get_tenant(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
-    get(&state, tenants(&name)?).await
+pub async fn get_tenant(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    Path(name): Path<String>,
+) -> poem::Result<Json<Value>> {
+    get(&state, tenants(&name, &caller)?).await
 }
 
 /// `DELETE /admin/tenants/<tenant>/notices`.
 #[handler]
-pub async fn delete_tenant(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> poem::Result<Response> {
-    delete(&state, tenants(&name)?).await
+pub async fn delete_tenant(
+    state: Data<&Arc<AppState>>,
+    caller: Data<&Caller>,
+    Path(name): Path<String>,
+) -> poem::Result<Response> {
+    delete(&state, tenants(&name, &caller)?).await
 }
 
 pub fn notice_json(n: &Notice) -> Value {
@@ -303,7 +349,8 @@ pub async fn acknowledge(
     let current = lineup.lifecycle(version).and_then(|l| l.sunset_at);
     if current != Some(sunset_at) {
         let said = current.map_or_else(|| "not set".to_string(), stamp);
-        return Err(ApiError::new(Kind::SunsetNotCurrent).with_detail(said).into());
+        let error = ApiError::new(Kind::SunsetNotCurrent).with_member("sunsetAt", current.map(stamp));
+        return Err(error.with_detail(said).into());
     }
     let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
     let now = (state.clock)();

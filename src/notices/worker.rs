@@ -64,15 +64,19 @@ async fn scanning(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
 
 async fn sending(state: Arc<AppState>, room: Arc<Semaphore>, mut stop: watch::Receiver<bool>) {
     let mut tick = every(POLL);
+    let due = state.notices.due.clone();
     loop {
         tokio::select! {
             biased;
             _ = stop.changed() => return,
-            _ = tick.tick() => supervised("sending notices", async {
-                if let Err(err) = delivery::deliver_due(&state, &room).await {
-                    tracing::warn!(cause = %err, "notices due not read; tried again next round");
-                }
-            }).await,
+            _ = async { tokio::select! { _ = tick.tick() => {}, _ = due.notified() => {} } } => {
+                supervised("sending notices", async {
+                    if let Err(err) = delivery::deliver_due(&state, &room).await {
+                        tracing::warn!(cause = %err, "notices due not read; tried again next round");
+                    }
+                })
+                .await
+            }
         }
     }
 }

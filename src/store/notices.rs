@@ -13,6 +13,7 @@ use super::{
         version,
     },
 };
+use crate::core::endpoint_url::EndpointUrl;
 use crate::core::storage::{
     Client, Endpoint, Format, Leased, NewNotice, Notice, NoticeFilter, NoticeStatus, NoticeStore, Outcome, StoreResult,
     Writes,
@@ -26,7 +27,7 @@ fn endpoint_from(r: &impl NamedRow) -> Result<Endpoint, sqlx::Error> {
     Ok(Endpoint {
         tenant: must_text(r, "tenant")?,
         subject: must_text(r, "subject")?,
-        url: must_text(r, "url")?,
+        url: EndpointUrl::stored(&must_text(r, "url")?).map_err(|e| sqlx::Error::Decode(e.into()))?,
         format: Format::named(&format).ok_or_else(|| sqlx::Error::Decode(format!("no format {format}").into()))?,
         secret: must_text(r, "secret")?,
         created_at: must_time(r, "created_at")?,
@@ -79,7 +80,7 @@ impl<S: RowStore> NoticeStore for S {
             [
                 text(&e.tenant),
                 text(&e.subject),
-                text(&e.url),
+                text(e.url.as_str()),
                 text(e.format.name()),
                 text(&e.secret),
                 time(e.created_at),

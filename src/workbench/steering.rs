@@ -102,7 +102,8 @@ impl Workbench {
             action: if version.is_some() { "pin.set" } else { "pin.cleared" }.to_string(),
             target: format!("tenant:{tenant}"),
             before: before.map(|p| pin_json(&p, default_version).to_string()),
-            after: Some(pin_json(&pin, default_version).to_string()),
+            // A pin cleared is gone: its tenant follows the default again.
+            after: version.map(|_| pin_json(&pin, default_version).to_string()),
         };
         self.store.save_pin(&pin, &audit).await?;
         Ok(pin)

@@ -36,7 +36,7 @@ impl Format {
 pub struct Endpoint {
     pub tenant: String,
     pub subject: String,
-    pub url: String,
+    pub url: crate::core::endpoint_url::EndpointUrl,
     pub format: Format,
     /// `whsec_` and the base64 of the signing key.
     pub secret: String,

@@ -14,35 +14,62 @@ use crate::{
 };
 
 const API_DEPRECATED_VERSIONS: HeaderName = HeaderName::from_static("api-deprecated-versions");
+const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
+const SUNSET: HeaderName = HeaderName::from_static("sunset");
 
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its
 /// 410s), `Deprecation`, `Sunset` and the `deprecation` and `successor-version` links.
 pub fn add(response: &mut Response, state: &AppState, info: &RequestInfo, now: DateTime<Utc>) {
-    let headers = response.headers_mut();
-    if let Some(value) = state.dispatch.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
-        headers.insert(API_DEPRECATED_VERSIONS, value);
+    let answer = Answer {
+        version: info.version(),
+        route: info.route().map(|r| &**r),
+        record: record_of(response),
+        status: response.status(),
+    };
+    for (name, value) in headers(state, answer, now) {
+        response.headers_mut().insert(name, value);
     }
-    let Some(version) = info.version() else { return };
-    let Some(lifecycle) = state.dispatch.lifecycle(version) else { return };
+}
+
+/// What the lifecycle headers of an answer depend on.
+pub struct Answer<'a> {
+    /// The version that answered, if one did.
+    pub version: Option<u16>,
+    /// The route template it matched.
+    pub route: Option<&'a str>,
+    /// The record the answer is about, which its successor link names.
+    pub record: Option<uuid::Uuid>,
+    pub status: StatusCode,
+}
+
+/// The lifecycle's headers for `answer`: every answer's, and a deprecated version's (also
+/// written by the connection's guard into the answers it makes itself, crate::http::head_refusal).
+pub fn headers(state: &AppState, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(HeaderName, HeaderValue)> {
+    let mut headers = Vec::new();
+    if let Some(value) = state.dispatch.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
+        headers.push((API_DEPRECATED_VERSIONS, value));
+    }
+    let Some(version) = answer.version else { return headers };
+    let Some(lifecycle) = state.dispatch.lifecycle(version) else { return headers };
     let deprecated = lifecycle.stage(now) != Stage::Current;
-    if !deprecated && response.status() != StatusCode::GONE {
-        return;
+    if !deprecated && answer.status != StatusCode::GONE {
+        return headers;
     }
     let mut links = Vec::new();
     if deprecated {
-        let values = [("deprecation", lifecycle.deprecation_header()), ("sunset", lifecycle.sunset_header())];
+        let values = [(DEPRECATION, lifecycle.deprecation_header()), (SUNSET, lifecycle.sunset_header())];
         for (name, value) in values {
             if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
-                response.headers_mut().insert(name, value);
+                headers.push((name, value));
             }
         }
         links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
     }
-    let route = info.route().map(|r| &**r);
-    if let Some(successor) = state.dispatch.successor(version, route, record_of(response)) {
+    if let Some(successor) = state.dispatch.successor(version, answer.route, answer.record) {
         links.push(format!("<{successor}>; rel=\"successor-version\""));
     }
     if let Ok(value) = HeaderValue::from_str(&links.join(", ")) {
-        response.headers_mut().insert(header::LINK, value);
+        headers.push((header::LINK, value));
     }
+    headers
 }

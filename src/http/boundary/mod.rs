@@ -9,7 +9,7 @@
 mod call;
 pub mod framing;
 mod headers;
-mod lifecycle_headers;
+pub mod lifecycle_headers;
 mod record;
 
 use std::{future::Future, sync::Arc};

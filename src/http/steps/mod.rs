@@ -57,7 +57,7 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepa
         dry_run::refuse_outside_versions(&info)?;
         // Boxed, as the refusals below: what only some requests run does not size every
         // request's future.
-        if Box::pin(operators::admit(req, state, &info, route.access)).await? {
+        if Box::pin(operators::admit(req, state, &info, route)).await? {
             return Ok(Prepared::Other);
         }
     }

@@ -1,18 +1,23 @@
 //! Routes outside the versions that need a token: the operators' (any admin token, any tenant;
 //! never behind maintenance or limits) and a client's view of its own migration (any valid
-//! token, rate limited).
+//! token, rate limited). Their writes take JSON bodies, within the body limit, as the
+//! versions' writes do.
 
 use std::sync::Arc;
 
-use poem::Request;
+use poem::{Request, http::Method};
 
 use super::{Refused, authenticate::identify, rate_limit};
 use crate::{
-    http::{AppState, auth, fixed::Access},
+    http::{
+        AppState, auth,
+        fixed::{Access, FixedRoute},
+    },
     wire::{
         body_limit,
         context::RequestInfo,
         error::{ApiError, Kind},
+        payload,
     },
 };
 
@@ -22,9 +27,9 @@ pub async fn admit(
     req: &mut Request,
     state: &AppState,
     info: &Arc<RequestInfo>,
-    access: Access,
+    route: &FixedRoute,
 ) -> Result<bool, Refused> {
-    match access {
+    match route.access {
         Access::Admin => {
             let caller = auth::authenticate(req, &state.verifier).await?;
             // Operators act on every tenant: a token bound to one tenant is not an operator's.
@@ -33,7 +38,7 @@ pub async fn admit(
             }
             identify(info, &caller);
             req.extensions_mut().insert(caller);
-            body_limit::apply(req, state.settings.http.max_body_bytes, info.clone())?;
+            take_json(req, state, info, route)?;
             Ok(true)
         }
         Access::Client => {
@@ -41,8 +46,21 @@ pub async fn admit(
             identify(info, &caller);
             rate_limit::admit(&caller, state).await?;
             req.extensions_mut().insert(caller);
+            take_json(req, state, info, route)?;
             Ok(true)
         }
         Access::Public => Ok(false),
     }
+}
+
+/// A write's body is JSON (415 otherwise, before it is read; a method the route does not answer
+/// is the router's 405), counted against the body limit.
+fn take_json(req: &mut Request, state: &AppState, info: &Arc<RequestInfo>, route: &FixedRoute) -> Result<(), ApiError> {
+    if matches!(*req.method(), Method::PUT | Method::POST | Method::PATCH)
+        && route.answers(req.method())
+        && !req.content_type().is_some_and(payload::is_json)
+    {
+        return Err(payload::unsupported(&[payload::JSON]));
+    }
+    body_limit::apply(req, state.settings.http.max_body_bytes, info.clone())
 }

@@ -37,13 +37,24 @@ pub struct ApiError {
     pub detail_arg: Option<String>,
     /// Extra response headers such as `Allow`, `Retry-After`, `WWW-Authenticate`.
     pub headers: Vec<(&'static str, String)>,
+    /// Members beside the standard ones (RFC 9457 §3.2), such as the `sunsetAt` a client
+    /// must acknowledge instead: what a program needs from the answer, not only its text.
+    pub members: Vec<(&'static str, serde_json::Value)>,
     /// Why it happened, for the log only.
     pub cause: Option<anyhow::Error>,
 }
 
 impl ApiError {
     pub fn new(kind: Kind) -> Self {
-        Self { kind, status: kind.status(), errors: Vec::new(), detail_arg: None, headers: Vec::new(), cause: None }
+        Self {
+            kind,
+            status: kind.status(),
+            errors: Vec::new(),
+            detail_arg: None,
+            headers: Vec::new(),
+            members: Vec::new(),
+            cause: None,
+        }
     }
 
     pub fn with_status(mut self, status: StatusCode) -> Self {
@@ -58,6 +69,11 @@ impl ApiError {
 
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
+        self
+    }
+
+    pub fn with_member(mut self, name: &'static str, value: impl Into<serde_json::Value>) -> Self {
+        self.members.push((name, value.into()));
         self
     }
 

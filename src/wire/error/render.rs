@@ -82,6 +82,8 @@ struct LegacyBody<'a> {
     correlation_id: &'a str,
     trace_id: &'a str,
     errors: Vec<ErrorItem>,
+    #[serde(flatten)]
+    members: serde_json::Map<String, serde_json::Value>,
 }
 
 /// RFC 9457, fields in the documented order.
@@ -97,6 +99,8 @@ struct ProblemBody<'a> {
     correlation_id: &'a str,
     trace_id: &'a str,
     errors: Vec<ErrorItem>,
+    #[serde(flatten)]
+    members: serde_json::Map<String, serde_json::Value>,
 }
 
 /// An error's body in the version's shape, and its content type.
@@ -104,6 +108,7 @@ pub fn render_body(err: &ApiError, ctx: &RenderContext<'_>) -> (String, &'static
     let lang = ctx.lang;
     let detail = err.kind.detail(lang).replace("{}", err.detail_arg.as_deref().unwrap_or(""));
     let errors: Vec<ErrorItem> = err.errors.iter().map(|e| error_item(e, lang)).collect();
+    let members = err.members.iter().map(|(name, value)| (name.to_string(), value.clone())).collect();
     let status = err.status;
     let (body, content_type) = match ctx.style {
         BodyStyle::Legacy => (
@@ -116,6 +121,7 @@ pub fn render_body(err: &ApiError, ctx: &RenderContext<'_>) -> (String, &'static
                 correlation_id: ctx.correlation_id,
                 trace_id: ctx.trace_id,
                 errors,
+                members,
             }),
             "application/json",
         ),
@@ -129,6 +135,7 @@ pub fn render_body(err: &ApiError, ctx: &RenderContext<'_>) -> (String, &'static
                 correlation_id: ctx.correlation_id,
                 trace_id: ctx.trace_id,
                 errors,
+                members,
             }),
             "application/problem+json",
         ),
