@@ -78,7 +78,7 @@ async fn a_clients_traffic_writes_its_guide(backend: Backend) {
         reply.json(),
         json!({
             "tenant": "acme", "subject": "ci-bot", "from": 1, "to": 2, "status": "not-started",
-            "sunsetAt": "2027-01-01T00:00:00Z", "daysLeft": 200,
+            "sunsetAt": "2027-01-01T00:00:00Z", "daysLeft": 199,
             "nextStep": "Change the requests listed under each route, then send some of your traffic to v2.",
             "routes": [
                 {"method": "GET", "route": "/customers", "requests": 3,

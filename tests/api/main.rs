@@ -2,6 +2,7 @@
 
 mod at_scale;
 mod auth;
+mod careful_client;
 mod concurrent_creates;
 mod connections;
 mod contract;
@@ -77,6 +78,7 @@ fn main() {
         guide::scenarios(),
         at_scale::scenarios(),
         edges::scenarios(),
+        careful_client::scenarios(),
         notices::scenarios(),
         sunset::scenarios(),
         traces::scenarios(),

@@ -286,7 +286,7 @@ async fn endpoints_are_set_read_and_removed_by_their_owners(backend: Backend) {
     let malformed = send(mine(Method::PUT).header("content-type", "application/json").body("{\"url\":")).await;
     malformed.assert_status(400);
     assert!(
-        malformed.json()["message"].as_str().unwrap().starts_with("The body is not valid JSON"),
+        malformed.json()["detail"].as_str().unwrap().starts_with("The body is not valid JSON"),
         "{}",
         malformed.text
     );
@@ -601,13 +601,16 @@ async fn an_acknowledgement_shows_in_readiness_and_is_voided_when_the_sunset_mov
     }
     let stale = ack(&bot, json!({"version": 1, "sunsetAt": "2098-01-01T00:00:00Z"})).await;
     stale.assert_status(409);
-    // Routes outside the versions answer in the default version's error shape (v1's here).
+    // The migration routes belong to no version: a problem whose type names its code, with the
+    // date to acknowledge instead (README "Errors").
+    assert_eq!(stale.header("content-type"), Some("application/problem+json"));
     assert_eq!(
-        stale.json()["message"],
-        "The version's sunset is now 2099-01-01T00:00:00Z; acknowledge that date",
+        (stale.json()["type"].clone(), stale.json()["sunsetAt"].clone()),
+        (json!("/problems/sunset-not-current"), json!("2099-01-01T00:00:00Z")),
         "{}",
         stale.text
     );
+    assert_eq!(stale.json()["detail"], "The version's sunset is now 2099-01-01T00:00:00Z; acknowledge that date");
     let readiness = admin_json(&app, "/admin/versions/1/readiness").await;
     assert_eq!(readiness["clients"]["acknowledged"], 0);
 

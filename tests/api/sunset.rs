@@ -71,7 +71,7 @@ async fn readiness_names_who_blocks_and_when_the_traffic_ends(backend: Backend) 
     };
     assert_eq!(
         readiness(&app, "").await,
-        json!({"version": 1, "sunsetAt": "2026-07-01T00:00:00Z", "daysLeft": 16, "window": 7, "ready": false,
+        json!({"version": 1, "sunsetAt": "2026-07-01T00:00:00Z", "daysLeft": 15, "window": 7, "ready": false,
                "blocking": [{"tenant": "acme", "subject": "ci-bot", "status": "not-started", "requests": 21,
                              "lastRequest": "2026-06-14T12:00:00Z", "mustChange": 1, "acknowledged": false}],
                "clients": {"seen": 1, "blocking": 1, "acknowledged": 0},

@@ -125,7 +125,7 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
     assert_eq!(
         record,
         json!({"tenant": "acme", "subject": "ci-bot", "version": 1, "status": "unknown",
-               "deprecatedAt": "2026-01-01T00:00:00Z", "sunsetAt": "2027-01-01T00:00:00Z", "daysLeft": 200,
+               "deprecatedAt": "2026-01-01T00:00:00Z", "sunsetAt": "2027-01-01T00:00:00Z", "daysLeft": 199,
                "lastV1Request": null, "lastV2Request": null, "lastRehearsal": null, "lastDryRun": null,
                "brownoutRefusals": 0, "routes": []})
     );
@@ -159,7 +159,7 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
     clock.set("2026-06-22T12:00:00Z");
     send(app.client.get(app.url("/users")).bearer_auth(&bot).header("x-api-sunset-rehearsal", "true")).await;
     let record = mine(&app, &bot).await;
-    assert_eq!((record["status"].clone(), record["daysLeft"].clone()), (json!("done"), json!(193)));
+    assert_eq!((record["status"].clone(), record["daysLeft"].clone()), (json!("done"), json!(192)));
     // One more v1 request and the client is back to ready.
     get(&app, &bot, "/api/v1/users").await.assert_status(200);
     assert_eq!(mine(&app, &bot).await["status"], "ready");
@@ -354,7 +354,8 @@ async fn every_admin_change_is_audited(backend: Backend) {
     assert_eq!(entries[5]["after"], json!({"enabled": true, "retryAfterSeconds": 60, "forcedByEnvironment": false}));
     assert_eq!(entries[3]["target"], "tenant:acme");
     assert_eq!((entries[3]["before"].clone(), entries[3]["after"]["version"].clone()), (Value::Null, json!(2)));
-    assert_eq!(entries[2]["after"]["version"], 1);
+    // A pin cleared is gone: its `after` is null, its `before` the pin it removed.
+    assert_eq!((entries[2]["before"]["version"].clone(), entries[2]["after"].clone()), (json!(2), Value::Null));
     assert_eq!(entries[1]["after"]["endedAt"], Value::Null);
     assert_eq!(entries[0]["after"]["endedAt"], NOW);
     assert_eq!(app.get("/admin/audit?limit=2").await.json()["entries"].as_array().unwrap().len(), 2);

@@ -21,6 +21,8 @@ pub struct Received {
     /// Lower-cased names.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// When it was whole (and, unless scripted otherwise, answered).
+    pub at: std::time::Instant,
 }
 
 impl Received {
@@ -127,7 +129,7 @@ impl Receiver {
             }
         }
         let body = bytes[head_end..head_end + length].to_vec();
-        self.received.lock().unwrap().push(Received { path, headers, body });
+        self.received.lock().unwrap().push(Received { path, headers, body, at: std::time::Instant::now() });
         let answer = self.script.lock().unwrap().pop_front().unwrap_or(Answer::Status(200));
         let (status, extra) = match answer {
             Answer::Status(status) => (status, String::new()),
