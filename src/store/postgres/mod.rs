@@ -67,6 +67,22 @@ pub struct PgStore {
     imports: super::ImportSlots,
 }
 
+/// Applies the migrations on a session of their own, without the bounds every request's
+/// statements have: a backfill over a large table, or a wait for another instance migrating
+/// at the same moment (the migrator's lock), takes as long as it takes. The session is closed
+/// after, never handed to a request. A newer instance may have migrated further (a rolling
+/// deploy): migrations only add, so an older instance still runs on the schema it knows.
+async fn migrate_on(pool: &PgPool) -> anyhow::Result<()> {
+    // Later `-c` options override the session's bounds the pool's connections start with.
+    let unbounded = (*pool.connect_options()).clone().options([("statement_timeout", "0"), ("lock_timeout", "0")]);
+    let session = PgPoolOptions::new().max_connections(1).connect_with(unbounded).await?;
+    let mut migrator = sqlx::migrate!("./migrations/postgres");
+    migrator.set_ignore_missing(true);
+    let migrated = migrator.run(&session).await;
+    session.close().await;
+    Ok(migrated?)
+}
+
 impl PgStore {
     pub async fn connect(
         url: &str,
@@ -87,11 +103,7 @@ impl PgStore {
         hosts.serve(pool.clone());
         hosts.choose_first().await;
         if migrate {
-            // A newer instance may have migrated further (a rolling deploy): migrations only
-            // add, so an older instance still runs on the schema it knows.
-            let mut migrator = sqlx::migrate!("./migrations/postgres");
-            migrator.set_ignore_missing(true);
-            migrator.run(&pool).await?;
+            migrate_on(&pool).await?;
         }
         let reads = pipelined::Pipelined::new(hosts.clone(), timeout, server_limit);
         let held = Arc::new(held::Held::new(pool.clone(), pool_size, hosts));
