@@ -96,6 +96,23 @@ impl RedisLink {
         }
     }
 
+    /// Runs `call` within `limit`, telling the link of its failure or of our giving up on it,
+    /// so a failover or a lost connection is looked for before the next call: every user of
+    /// the link calls Redis this way.
+    pub async fn bounded<T>(&self, limit: Duration, call: impl Future<Output = RedisResult<T>>) -> Result<T, GaveUp> {
+        match tokio::time::timeout(limit, call).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(err)) => {
+                self.failed(&err);
+                Err(GaveUp::Failed(err))
+            }
+            Err(_) => {
+                self.timed_out();
+                Err(GaveUp::TimedOut)
+            }
+        }
+    }
+
     /// Tells the link a command failed, so a failover is looked for before the next one.
     pub fn failed(&self, err: &RedisError) {
         if err.is_timeout() {
@@ -116,6 +133,24 @@ impl RedisLink {
                 link.replace_if_lost().await;
                 link.probing.store(false, Ordering::Release);
             });
+        }
+    }
+}
+
+/// Why a bounded call has no answer.
+#[derive(Debug)]
+pub enum GaveUp {
+    /// Redis (or the connection to it) answered with an error.
+    Failed(RedisError),
+    /// No answer within the call's bound.
+    TimedOut,
+}
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GaveUp::Failed(err) => err.fmt(f),
+            GaveUp::TimedOut => f.write_str("timed out"),
         }
     }
 }

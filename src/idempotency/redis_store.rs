@@ -83,19 +83,9 @@ impl RedisStore {
         });
     }
 
-    /// Tells the link of every failure, so a failover is found before the next call.
+    /// Within [`CALL_TIMEOUT`], the link told of every failure.
     async fn bounded<T>(&self, call: impl Future<Output = redis::RedisResult<T>>) -> Result<T, Unavailable> {
-        match tokio::time::timeout(CALL_TIMEOUT, call).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(err)) => {
-                self.link.failed(&err);
-                Err(unavailable(err))
-            }
-            Err(_) => {
-                self.link.timed_out();
-                Err(unavailable("timed out"))
-            }
-        }
+        self.link.bounded(CALL_TIMEOUT, call).await.map_err(unavailable)
     }
 }
 

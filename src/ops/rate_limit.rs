@@ -182,17 +182,7 @@ impl RateLimiter {
             let mut connection = shared.link.connection().await?;
             traces::redis("EVALSHA", invocation.invoke_async::<(u32, u32, u64)>(&mut connection)).await
         };
-        let answer = match tokio::time::timeout(Duration::from_millis(250), call).await {
-            Ok(Ok(answer)) => Some(answer),
-            Ok(Err(err)) => {
-                shared.link.failed(&err);
-                None
-            }
-            Err(_) => {
-                shared.link.timed_out();
-                None
-            }
-        };
+        let answer = shared.link.bounded(Duration::from_millis(250), call).await.ok();
         let Some((taken, left, wait_ms)) = answer else {
             *shared.down_until.lock().expect("rate limit state") = Some(now + Duration::from_secs(1));
             return None;

@@ -75,17 +75,7 @@ async fn bounded<T: redis::FromRedisValue>(link: &RedisLink, name: &'static str,
         let mut connection = link.connection().await?;
         traces::redis(name, command.query_async::<T>(&mut connection)).await
     });
-    match tokio::time::timeout(CALL_TIMEOUT, call).await {
-        Ok(Ok(answer)) => Some(answer),
-        Ok(Err(err)) => {
-            link.failed(&err);
-            None
-        }
-        Err(_) => {
-            link.timed_out();
-            None
-        }
-    }
+    link.bounded(CALL_TIMEOUT, call).await.ok()
 }
 
 /// The subject is hashed: no raw subject reaches Redis.
