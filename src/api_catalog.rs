@@ -7,7 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use poem::{Response, handler, http::Method, web::Data};
 use serde_json::{Value, json};
 
-use crate::{http::AppState, lifecycle::Stage};
+use crate::{app::AppState, lifecycle::Stage};
 
 pub const PATH: &str = "/.well-known/api-catalog";
 /// The link every answer carries, so a `HEAD` finds the catalog (RFC 9727 §2).

@@ -32,6 +32,6 @@ pub mod versions;
 pub mod wire;
 pub mod workbench;
 
+pub use app::AppState;
 pub use app::Application;
-pub use http::AppState;
 pub use settings::Settings;

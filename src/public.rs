@@ -13,8 +13,8 @@ use serde_json::json;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::{
+    app::AppState,
     core::storage::StoreError,
-    http::AppState,
     lifecycle::Stage,
     wire::{
         context::RequestInfo,

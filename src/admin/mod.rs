@@ -13,7 +13,7 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{auth::Caller, core::storage::AuditEntry, http::AppState, wire::error::ApiError};
+use crate::{app::AppState, auth::Caller, core::storage::AuditEntry, wire::error::ApiError};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

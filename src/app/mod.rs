@@ -1,5 +1,8 @@
-//! Building the application: state, routes, listener. The binary and every test call
+//! The composition root: the application built from its settings (the parts in [`state`], the
+//! table of routes outside the versions, the listener) and run. The binary and every test call
 //! [`Application::build`] (or [`Application::build_with`], to serve other versions).
+
+pub mod state;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -12,7 +15,7 @@ use crate::{
     },
     dispatch::Version,
     http::{
-        self, AppState,
+        self,
         fixed::{Access, FixedRoute, FixedRoutes},
         lazy_page::lazy_page,
     },
@@ -21,7 +24,8 @@ use crate::{
     versions,
 };
 
-pub use crate::http::state::{Clock, system_clock};
+pub use self::state::AppState;
+pub use crate::http::{Clock, system_clock};
 
 /// How long shutdown waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
@@ -201,10 +205,9 @@ impl Application {
     /// The service with these versions (oldest first) and this clock.
     pub async fn build_with(settings: Settings, clock: Clock, versions: Vec<Version>) -> anyhow::Result<Self> {
         let listen = normalize_listen(&settings.http.listen);
-        let mut state = AppState::build(settings, clock, &versions).await?;
         let table = fixed_routes(&versions);
-        state.fixed = fixed_view(&table);
-        state.operations = document::document(&described(&table), &state.dispatch)?;
+        let document = |dispatch: &_| document::document(&described(&table), dispatch);
+        let state = AppState::build_routed(settings, clock, &versions, fixed_view(&table), document).await?;
         let routes = routes(table, versions);
         let acceptor = http::listener::Listener::bind(&listen).await?;
         let local_addr = acceptor
@@ -240,7 +243,9 @@ impl Application {
         };
         // Not boxed: poem's server already calls it through one `dyn`; a second would box
         // every request's whole future again.
-        let endpoint = http::stack(self.routes, self.state.clone());
+        // The state as `Data` is for the routes outside the versions (operators', documents): a
+        // version's operations get what they use from the steps, so their requests skip it.
+        let endpoint = http::stack(self.routes.data(self.state.clone()), self.state.layers.clone());
         let settings = &self.state.settings;
         let timeouts = http::guard::Timeouts {
             headers: Duration::from_millis(settings.http.header_read_timeout_ms),
@@ -248,7 +253,7 @@ impl Application {
         };
         let heads = http::guard::Heads {
             limits: http::head_refusal::limits(settings.http.max_header_bytes),
-            refuse: http::head_refusal::answers(self.state.clone()),
+            refuse: http::head_refusal::answers(self.state.layers.clone()),
         };
         let guarded = http::guard::GuardedAcceptor::new(
             self.acceptor,

@@ -1,12 +1,12 @@
-//! What the layers and the routes outside the versions share, built once. Version handlers
-//! never see it: they take the core's [`Services`] they use.
+//! The parts of one instance, built from the settings in the order they need each other: the
+//! transport's layers ([`Layers`]), and beside them the features the routes outside the
+//! versions and the background work use (the store, the workbench, the notices). Version
+//! handlers never see it: they take the core's [`Services`] they use.
 
-use std::sync::Arc;
+use std::{ops::Deref, sync::Arc};
 
-use chrono::{DateTime, Utc};
 use poem::http::HeaderValue;
 
-use super::{cors::Cors, fixed::FixedRoutes};
 use crate::{
     auth::{Verifier, dev_secret},
     core::{
@@ -14,7 +14,8 @@ use crate::{
         storage::{Store, Writes},
     },
     dispatch::{Dispatch, Version},
-    idempotency::{self, IdempotencyStore},
+    http::{Clock, Layers, cors::Cors, fixed::FixedRoutes},
+    idempotency,
     notices::{Notices, address::AllowList},
     ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, recent_writes::RecentWrites},
     settings::{DatabaseSettings, RedisSettings, Settings},
@@ -22,55 +23,47 @@ use crate::{
     workbench::Workbench,
 };
 
-/// What time it is; tests fix it to walk a lifecycle without sleeping.
-pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
-
-pub fn system_clock() -> Clock {
-    Arc::new(Utc::now)
-}
-
 pub struct AppState {
-    pub settings: Settings,
-    pub clock: Clock,
+    /// What the transport holds; read through this state as its own fields (`state.dispatch`).
+    pub layers: Arc<Layers>,
     pub store: Arc<dyn Store>,
-    pub idempotency: Arc<dyn IdempotencyStore>,
-    /// What version handlers may use.
-    pub services: Arc<Services>,
-    /// The same, for a dry run: every write done and rolled back.
-    pub dry_run_services: Arc<Services>,
-    pub verifier: Verifier,
-    pub dispatch: Dispatch,
-    /// The routes outside the versions, for access and `Allow`.
-    pub fixed: FixedRoutes,
-    /// The OpenAPI document of those routes, as served.
+    /// The OpenAPI document of the routes outside the versions, as served.
     pub operations: String,
-    pub supported_versions: HeaderValue,
-    pub metrics: Metrics,
     /// What each client does on each version, the questions asked of it, and what operators
     /// set for the migration (pins, brownouts).
-    pub workbench: Workbench,
+    pub workbench: Arc<Workbench>,
     /// Where each client's owners are told, and the sending of what they are told.
     pub notices: Notices,
-    pub maintenance: Maintenance,
-    /// Open connections and their limit, counted by the acceptor.
-    pub connections: Arc<super::guard::Connections>,
-    /// Set on SIGTERM: readiness answers 503 while the instance still serves (its drain).
-    pub draining: std::sync::atomic::AtomicBool,
-    pub rate_limiter: RateLimiter,
-    /// Who wrote a moment ago, so their lists read the primary; `None` without a replica.
-    pub recent_writes: Option<RecentWrites>,
-    /// The `route` label of requests that matched no route.
-    pub unmatched_route: Arc<str>,
-    pub cors: Cors,
+}
+
+impl Deref for AppState {
+    type Target = Layers;
+
+    fn deref(&self) -> &Layers {
+        &self.layers
+    }
 }
 
 impl AppState {
     /// Checks the settings against the versions, connects the stores (applying migrations).
     pub async fn build(settings: Settings, clock: Clock, versions: &[Version]) -> anyhow::Result<Self> {
+        Self::build_routed(settings, clock, versions, FixedRoutes::default(), |_| Ok(String::new())).await
+    }
+
+    /// [`AppState::build`], with the routes outside the versions as the layers see them, and
+    /// their document written from what dispatch knows.
+    pub async fn build_routed(
+        settings: Settings,
+        clock: Clock,
+        versions: &[Version],
+        fixed: FixedRoutes,
+        document: impl FnOnce(&Dispatch) -> anyhow::Result<String>,
+    ) -> anyhow::Result<Self> {
         let cors = Cors::parse(settings.http.cors_origins.as_deref())?;
         let key = dev_secret::key_source(&settings.tokens, &settings.database)?;
         let verifier = Verifier::start(&key, &settings.tokens, settings.database.db_timeout()).await?;
         let dispatch = Dispatch::new(versions, &settings.lifecycle)?;
+        let operations = document(&dispatch)?;
         let connection = store::Connection {
             url: settings.database.database_url.expose(),
             timeout: settings.database.db_timeout(),
@@ -94,22 +87,20 @@ impl AppState {
         };
         let limits = settings.http.page_limits();
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
-        let workbench = Workbench::new(store.clone(), settings.lifecycle.usage_retention_days);
+        let workbench = Arc::new(Workbench::new(store.clone(), settings.lifecycle.usage_retention_days));
         let notices = Notices::new(AllowList::parse(settings.notices.notices_allow_hosts.as_deref()))?;
-        let state = Self {
+        let layers = Layers {
             services: Arc::new(Services::new(store.clone(), limits, Writes::Kept)),
             dry_run_services: Arc::new(Services::new(store.clone(), limits, Writes::RolledBack)),
             idempotency,
             verifier,
             dispatch,
-            fixed: FixedRoutes::default(),
-            operations: String::new(),
+            fixed,
             supported_versions,
             settings,
             clock,
             metrics: Metrics::default(),
-            workbench,
-            notices,
+            clients: workbench.clone(),
             maintenance,
             draining: Default::default(),
             connections: Default::default(),
@@ -117,8 +108,8 @@ impl AppState {
             recent_writes,
             unmatched_route: Arc::from("unmatched"),
             cors,
-            store,
         };
+        let state = Self { layers: Arc::new(layers), store, operations, workbench, notices };
         state.workbench.refresh(&state.dispatch, (state.clock)()).await?;
         Ok(state)
     }

@@ -29,4 +29,9 @@ impl Caller {
     pub fn is_admin(&self) -> bool {
         self.principal.admin
     }
+
+    /// The client the caller is: its tenant and its token's subject.
+    pub fn client(&self) -> crate::core::storage::Client {
+        crate::core::storage::Client::new(&*self.tenant, &self.principal.subject)
+    }
 }

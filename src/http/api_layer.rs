@@ -10,12 +10,12 @@ use poem::{
 };
 
 use super::{
-    AppState, idempotency,
+    Layers, idempotency,
     steps::{self, Prepared, Refused},
 };
 use crate::wire::context;
 
-pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<AppState>) -> poem::Result<Response> {
+pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Layers>) -> poem::Result<Response> {
     let prepared = match steps::prepare(&mut req, &state).await {
         Ok(prepared) => prepared,
         Err(Refused { error, refusal }) => {

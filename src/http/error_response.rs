@@ -3,7 +3,7 @@
 
 use poem::Response;
 
-use super::AppState;
+use super::Layers;
 use crate::{
     dispatch::sources,
     wire::{
@@ -18,7 +18,7 @@ use crate::{
 
 /// Renders any error as the response the client gets, in the body shape of the version that
 /// served the request, and logs the cause of a 5xx. Every error goes through here.
-pub fn respond(err: poem::Error, info: &RequestInfo, state: &AppState, path: &str) -> Response {
+pub fn respond(err: poem::Error, info: &RequestInfo, state: &Layers, path: &str) -> Response {
     let mut api = match info.body_over_limit.get() {
         // The body was cut off: whichever parser noticed, the cause is the size.
         Some(limit) => BodyTooLarge(*limit).into_api_error(),

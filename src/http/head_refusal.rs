@@ -8,7 +8,7 @@
 use std::{fmt::Write, sync::Arc};
 
 use super::{
-    AppState,
+    Layers,
     boundary::{
         framing::MAX_URI_BYTES,
         lifecycle_headers::{self, Answer},
@@ -40,14 +40,14 @@ pub fn limits(fields: usize) -> HeadLimits {
 }
 
 /// The guard's answers, for this service.
-pub fn answers(state: Arc<AppState>) -> RefuseHead {
+pub fn answers(state: Arc<Layers>) -> RefuseHead {
     Arc::new(move |too, start| answer(&state, too, start))
 }
 
 /// A path of at most this many characters is shown in the body.
 const SHOWN: usize = 200;
 
-fn answer(state: &AppState, too: TooLarge, start: &[u8]) -> Vec<u8> {
+fn answer(state: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
     let line = String::from_utf8_lossy(start);
     let target = line.split(' ').nth(1).unwrap_or("/");
     let path: String = target.split('?').next().unwrap_or("/").chars().take(SHOWN).collect();

@@ -9,7 +9,7 @@ use poem::{
     http::{HeaderName, HeaderValue, header},
 };
 
-use super::{AppState, error_response::respond};
+use super::{Layers, error_response::respond};
 use crate::{
     changes::through::Exposures,
     core::idempotency::IdempotencyRecord,
@@ -32,7 +32,7 @@ pub fn is_valid_key(key: &str) -> bool {
 }
 
 /// Runs `next` at most once per key: claims it, runs, keeps the response (not a 5xx) for 24 h.
-pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &AppState, key: &str) -> poem::Result<Response> {
+pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &Layers, key: &str) -> poem::Result<Response> {
     if !is_valid_key(key) {
         return Err(ApiError::bad_header("Idempotency-Key").into());
     }

@@ -6,6 +6,7 @@
 pub mod api_layer;
 pub mod auth;
 pub mod boundary;
+pub mod clients;
 pub mod cors;
 pub mod error_response;
 pub mod fixed;
@@ -14,11 +15,11 @@ pub mod head;
 pub mod head_refusal;
 pub mod idempotency;
 mod keyed_body;
+pub mod layers;
 pub mod lazy_page;
 pub mod linger;
 pub mod listener;
 pub mod serve;
-pub mod state;
 pub mod steps;
 pub mod unread_body;
 
@@ -26,16 +27,13 @@ use std::sync::Arc;
 
 use poem::{Endpoint, EndpointExt};
 
-pub use state::AppState;
+pub use layers::{Clock, Layers, system_clock};
 
-/// Wraps `routes` in the service's layers. The binary and the tests both use this.
-pub fn stack<E: Endpoint + 'static>(routes: E, state: Arc<AppState>) -> impl Endpoint {
-    let for_api = state.clone();
-    let for_boundary = state.clone();
-    // The state as `Data` is for the routes outside the versions (operators', documents): a
-    // version's operations get what they use from the steps, so their requests skip it.
+/// Wraps `routes` (the routes outside the versions, with whatever data their handlers take) in
+/// the service's layers. The binary and the tests both use this.
+pub fn stack<E: Endpoint + 'static>(routes: E, layers: Arc<Layers>) -> impl Endpoint {
+    let for_api = layers.clone();
     routes
-        .data(state)
         .around(move |next, req| api_layer::api_layer(next, req, for_api.clone()))
-        .around(move |next, req| boundary::boundary(next, req, for_boundary.clone()))
+        .around(move |next, req| boundary::boundary(next, req, layers.clone()))
 }

@@ -13,8 +13,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{address, signing};
 use crate::{
+    app::AppState,
     core::storage::{Leased, Outcome},
-    http::AppState,
 };
 
 /// How often each instance looks for notices due.

@@ -17,8 +17,8 @@ use uuid::Uuid;
 
 use super::payload::{self, Event, Facts};
 use crate::{
+    app::AppState,
     core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
-    http::AppState,
     lifecycle::Lifecycle,
     workbench::routes::guide,
 };
@@ -120,7 +120,7 @@ impl Scanner {
         let after = self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let endpoints = state.store.endpoints_after(after.as_ref(), ENDPOINTS_PER_SCAN).await?;
         let next = (endpoints.len() == ENDPOINTS_PER_SCAN as usize)
-            .then(|| endpoints.last().map(|e| Client { tenant: e.tenant.clone(), subject: e.subject.clone() }))
+            .then(|| endpoints.last().map(|e| Client::new(&e.tenant, &e.subject)))
             .flatten();
         *self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()) = next;
         self.tell(state, endpoints, &told, now).await
@@ -150,15 +150,14 @@ impl Scanner {
         for (at, version) in told.iter().enumerate() {
             let (own, tenants): (Vec<&Endpoint>, Vec<&Endpoint>) =
                 endpoints.iter().partition(|e| !e.subject.is_empty());
-            let owners: Vec<Client> =
-                own.iter().map(|e| Client { tenant: e.tenant.clone(), subject: e.subject.clone() }).collect();
+            let owners: Vec<Client> = own.iter().map(|e| Client::new(&e.tenant, &e.subject)).collect();
             let mut reached: Vec<(&Endpoint, Vec<ClientSummary>)> = Vec::new();
             if !owners.is_empty() {
                 let summaries = snapshot.summaries(version.version, &owners).await?;
                 for endpoint in own {
-                    let mine = summaries
-                        .iter()
-                        .filter(|s| s.activity.tenant == endpoint.tenant && s.activity.subject == endpoint.subject);
+                    let mine = summaries.iter().filter(|s| {
+                        s.activity.client.tenant == endpoint.tenant && s.activity.client.subject == endpoint.subject
+                    });
                     reached.push((endpoint, mine.cloned().collect()));
                 }
             }
@@ -167,7 +166,7 @@ impl Scanner {
                     .push((endpoint, self.tenant_page(&mut *snapshot, &endpoint.tenant, version.version, now).await?));
             }
             let told_now = |s: &&ClientSummary| {
-                s.activity.last_request.is_some_and(|last| last >= now - ANSWERED_WITHIN)
+                s.activity.counts.last_request.is_some_and(|last| last >= now - ANSWERED_WITHIN)
                     && s.status(now) != Status::Done
             };
             let clients: Vec<Client> =
@@ -259,7 +258,7 @@ impl Scanner {
             .await?;
         let mut cursors = self.tenants_after.lock().unwrap_or_else(|p| p.into_inner());
         match page.last().filter(|_| page.len() == CLIENTS_PER_TENANT) {
-            Some(last) => cursors.insert(key, last.activity.subject.clone()),
+            Some(last) => cursors.insert(key, last.activity.client.subject.clone()),
             None => cursors.remove(&key),
         };
         Ok(page)
@@ -288,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_smallest_threshold_crossed_is_the_one_due() {
-        let client = Client { tenant: "acme".into(), subject: "bot".into() };
+        let client = Client::new("acme", "bot");
         let v1 = told("2027-03-01T00:00:00Z");
         let due = |now: &str| reminder(&events(&v1, &client, &HashMap::new(), &[], at(now)));
         assert_eq!(due("2026-12-01T00:00:00Z"), None, "exactly 90 days left: not fewer");
@@ -302,7 +301,7 @@ mod tests {
 
     #[test]
     fn a_brownout_is_announced_when_created_and_a_day_before() {
-        let client = Client { tenant: "acme".into(), subject: "bot".into() };
+        let client = Client::new("acme", "bot");
         let v1 = told("2027-03-01T00:00:00Z");
         let brownout = Brownout {
             id: Uuid::nil(),
@@ -326,7 +325,7 @@ mod tests {
         assert_eq!(announced("2027-01-01T00:00:05Z"), Some(false));
         assert_eq!(announced("2027-01-09T00:00:00Z"), Some(true));
         assert_eq!(announced("2027-01-10T00:30:00Z"), None);
-        let other = Client { tenant: "globex".into(), subject: "bot".into() };
+        let other = Client::new("globex", "bot");
         assert!(events(&v1, &other, &HashMap::new(), &[brownout], at("2027-01-01T00:00:05Z")).len() == 2);
     }
 }

@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_big_guide_is_cut_to_fit_from_its_least_called_routes() {
-        let client = Client { tenant: "acme".into(), subject: "bot".into() };
+        let client = Client::new("acme", "bot");
         let lifecycle = Lifecycle { sunset_at: Some(at("2027-03-01T00:00:00Z")), ..Default::default() };
         let routes: Vec<Value> = (0..2000)
             .map(|i| json!({"route": format!("/r{i}"), "requests": 2000 - i, "pad": "x".repeat(40)}))
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn keys_differ_by_endpoint_and_sunset_and_never_collide() {
-        let client = Client { tenant: "acme".into(), subject: "a:b".into() };
+        let client = Client::new("acme", "a:b");
         let endpoint = Endpoint {
             tenant: "acme".into(),
             subject: String::new(),
@@ -202,7 +202,7 @@ mod tests {
         let a = reminder.key(1, Some(at("2027-01-01T00:00:00Z")), &client, &endpoint);
         let b = reminder.key(1, Some(at("2027-02-01T00:00:00Z")), &client, &endpoint);
         assert_ne!(a, b);
-        let other = Client { tenant: "acme:a".into(), subject: "b".into() };
+        let other = Client::new("acme:a", "b");
         assert_ne!(
             Event::Deprecated.key(1, None, &client, &endpoint),
             Event::Deprecated.key(1, None, &other, &endpoint)

@@ -16,14 +16,14 @@ use serde_json::{Value, json};
 
 use super::{address, signing};
 use crate::{
+    app::AppState,
     auth::{Caller, tenant},
     core::{
         endpoint_url::EndpointUrl,
         fields::{FieldError, ObjectReader, Rule},
-        storage::{AuditEntry, Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
+        storage::{AuditEntry, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
     },
     encoding::rfc3339_seconds as stamp,
-    http::AppState,
     wire::{
         error::{ApiError, Kind},
         payload::read_strict_json,
@@ -48,6 +48,14 @@ fn tenants(name: &str, admin: &Caller) -> Result<Owner, ApiError> {
         return Err(ApiError::validation(vec![FieldError::parameter("tenant", Rule::Invalid)]));
     }
     Ok(Owner { tenant: name.to_string(), subject: String::new(), admin: Some(admin.principal.subject.clone()) })
+}
+
+/// The endpoint an admin's change replaces, for its audit (`None` for a client's own).
+async fn audited_before(state: &AppState, owner: &Owner) -> Result<Option<Endpoint>, ApiError> {
+    match owner.admin {
+        Some(_) => Ok(state.store.endpoint(&owner.tenant, &owner.subject).await?),
+        None => Ok(None),
+    }
 }
 
 /// Records an admin's change of a tenant's endpoint, as it is shown (never its secret).
@@ -127,10 +135,7 @@ async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(EndpointUr
 
 async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Result<Json<Value>> {
     let (url, format) = read_endpoint(state, body).await?;
-    let before = match owner.admin {
-        Some(_) => state.store.endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)?,
-        None => None,
-    };
+    let before = audited_before(state, &owner).await?;
     let endpoint = Endpoint {
         tenant: owner.tenant.clone(),
         subject: owner.subject.clone(),
@@ -169,10 +174,7 @@ async fn get(state: &AppState, owner: Owner) -> poem::Result<Json<Value>> {
 }
 
 async fn delete(state: &AppState, owner: Owner) -> poem::Result<Response> {
-    let before = match owner.admin {
-        Some(_) => state.store.endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)?,
-        None => None,
-    };
+    let before = audited_before(state, &owner).await?;
     match state.store.delete_endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
         true => {
             audit(state, &owner, "notices.removed", before.as_ref(), None).await;
@@ -352,7 +354,7 @@ pub async fn acknowledge(
         let error = ApiError::new(Kind::SunsetNotCurrent).with_member("sunsetAt", current.map(stamp));
         return Err(error.with_detail(said).into());
     }
-    let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
+    let client = caller.client();
     let now = (state.clock)();
     state.store.acknowledge(version, &client, sunset_at, now).await.map_err(ApiError::from)?;
     Ok(Json(json!({"version": version, "sunsetAt": stamp(sunset_at), "tenant": client.tenant,

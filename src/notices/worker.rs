@@ -12,7 +12,7 @@ use super::{
     delivery::{self, IN_FLIGHT, POLL},
     events::SCAN,
 };
-use crate::{http::AppState, workbench::background::supervised};
+use crate::{app::AppState, workbench::background::supervised};
 
 /// The running tasks, and the signal that stops them.
 pub struct Worker {

@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use tokio::{sync::watch, task::JoinHandle, time::MissedTickBehavior};
 
 use super::counting::Flushed;
-use crate::{http::AppState, ops::maintenance::POLL};
+use crate::{app::AppState, ops::maintenance::POLL};
 
 /// How often buffered counts are written.
 pub const FLUSH: Duration = Duration::from_secs(1);

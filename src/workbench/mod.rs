@@ -16,6 +16,7 @@
 //! lifecycle's [`Lineup`](crate::lifecycle::Lineup).
 
 pub mod background;
+pub mod clients;
 pub mod counting;
 pub mod newcomers;
 pub mod readiness;

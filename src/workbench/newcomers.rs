@@ -62,7 +62,7 @@ impl Newcomers {
             Some(Verdict::NewcomerAt(at)) if at.elapsed() < RECHECK => return Ok(false),
             _ => {}
         }
-        let client = Client { tenant: tenant.to_string(), subject: subject.to_string() };
+        let client = Client::new(&**tenant, &**subject);
         let here = counting.first_request(&client, version).is_some_and(|first| first < deprecated_at);
         let established = here || store.established(version, &client, deprecated_at).await?;
         let verdict = if established { Verdict::Established } else { Verdict::NewcomerAt(Instant::now()) };

@@ -6,10 +6,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use super::counting::{ClientCounts, buffer::VersionCounts};
+use super::counting::ClientCounts;
 use crate::core::storage::{
     Activity, Client, ClientRoute, ClientSummary, DetailActivity, ExposureActivity, MAX_DETAILS, RouteActivity, Status,
-    VersionActivity,
+    VersionActivity, VersionCounts,
 };
 
 /// One operation a client called on the retiring version, or dry-ran on any version.
@@ -63,12 +63,12 @@ impl ClientRecord {
             tenant: client.tenant.clone(),
             subject: client.subject.clone(),
             status: summary.map_or(Status::Unknown, |s| s.status(now)),
-            requests: a.map_or(0, |a| a.requests),
-            last_old: a.and_then(|a| a.last_request),
+            requests: a.map_or(0, |a| a.counts.requests),
+            last_old: a.and_then(|a| a.counts.last_request),
             last_new: summary.and_then(|s| s.last_successor),
-            last_rehearsal: a.and_then(|a| a.last_rehearsal),
+            last_rehearsal: a.and_then(|a| a.counts.last_rehearsal),
             last_dry_run: None,
-            refusals: a.map_or(0, |a| a.refusals),
+            refusals: a.map_or(0, |a| a.counts.refusals),
             routes: Vec::new(),
         };
         let mine = |on: &ClientRoute| on.tenant == client.tenant && on.subject == client.subject;
@@ -163,14 +163,7 @@ pub fn summary_with(
     stored_changes: &[&str],
 ) -> Option<ClientSummary> {
     let own = counts.and_then(|c| c.version(version)).copied();
-    let stored_own = stored.map(|s| VersionCounts {
-        requests: s.activity.requests,
-        first_request: s.activity.first_request,
-        last_request: s.activity.last_request,
-        rehearsals: s.activity.rehearsals,
-        last_rehearsal: s.activity.last_rehearsal,
-        refusals: s.activity.refusals,
-    });
+    let stored_own = stored.map(|s| s.activity.counts);
     let merged = VersionCounts::merged(stored_own, own)?;
     let newer = successor.and_then(|s| counts.and_then(|c| c.version(s))).and_then(|c| c.last_request);
     let met: BTreeSet<&str> = counts.into_iter().flat_map(|c| c.changes_met(version)).collect();
@@ -179,17 +172,7 @@ pub fn summary_with(
         false => met.into_iter().chain(stored_changes.iter().copied()).collect::<BTreeSet<_>>().len() as u32,
     };
     Some(ClientSummary {
-        activity: VersionActivity {
-            version,
-            tenant: client.tenant.clone(),
-            subject: client.subject.clone(),
-            requests: merged.requests,
-            first_request: merged.first_request,
-            last_request: merged.last_request,
-            rehearsals: merged.rehearsals,
-            last_rehearsal: merged.last_rehearsal,
-            refusals: merged.refusals,
-        },
+        activity: VersionActivity { version, client: client.clone(), counts: merged },
         last_successor: stored.and_then(|s| s.last_successor).max(newer),
         changes_met,
     })

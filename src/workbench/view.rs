@@ -356,7 +356,7 @@ pub async fn usage(
     let mut rows: HashMap<Client, Vec<UsageRow>> = HashMap::new();
     if !keys.is_empty() {
         for row in snapshot.usage_of(version, since, &keys).await? {
-            rows.entry(Client { tenant: row.tenant.clone(), subject: row.subject.clone() }).or_default().push(row);
+            rows.entry(Client::new(&row.tenant, &row.subject)).or_default().push(row);
         }
     }
     let held_clients: Vec<Client> = held_rows.keys().map(|k| (*k).clone()).collect();

@@ -114,7 +114,7 @@ async fn a_panic_is_500_in_the_same_shape(backend: Backend) {
     let database_url = backend.fresh_database().await;
     let settings = crate::harness::app::test_settings(&database_url);
     let state = tandem::AppState::build(settings, tandem::app::system_clock(), &tandem::versions::all()).await.unwrap();
-    let endpoint = tandem::http::stack(Route::new().at("/boom", get(boom)), std::sync::Arc::new(state)).boxed();
+    let endpoint = tandem::http::stack(Route::new().at("/boom", get(boom)), state.layers.clone()).boxed();
     let acceptor = TcpListener::bind("127.0.0.1:0").into_acceptor().await.unwrap();
     let addr = acceptor.local_addr()[0].as_socket_addr().copied().unwrap();
     tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(endpoint));

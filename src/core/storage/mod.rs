@@ -20,7 +20,7 @@ pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
     Activity, AuditEntry, Batch, Brownout, Client, ClientFilter, ClientRoute, ClientSummary, DetailActivity,
     ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE, RouteActivity, Status, StatusCounts, UsageRow,
-    VersionActivity, Window, Windowed, WorkbenchSnapshot, WorkbenchStore, Written,
+    VersionActivity, VersionCounts, Window, Windowed, WorkbenchSnapshot, WorkbenchStore, Written,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;

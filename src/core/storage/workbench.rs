@@ -17,12 +17,24 @@ pub struct Client {
     pub subject: String,
 }
 
+impl Client {
+    pub fn new(tenant: impl Into<String>, subject: impl Into<String>) -> Self {
+        Self { tenant: tenant.into(), subject: subject.into() }
+    }
+}
+
 /// One client on one version: as a batch adds it, or as the store sums it up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionActivity {
     pub version: u16,
-    pub tenant: String,
-    pub subject: String,
+    pub client: Client,
+    pub counts: VersionCounts,
+}
+
+/// What a client did on one version: as an instance counts it, a batch adds it, or the store
+/// sums it up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VersionCounts {
     /// Requests other than rehearsals (brownout refusals among them), and the last of them.
     pub requests: u64,
     /// The first request the version answered.
@@ -32,6 +44,27 @@ pub struct VersionActivity {
     pub last_rehearsal: Option<DateTime<Utc>>,
     /// Requests a brownout refused.
     pub refusals: u64,
+}
+
+impl VersionCounts {
+    /// Both sets of counts, as one: counts add, first times move back, last times forward.
+    pub fn merged(a: Option<VersionCounts>, b: Option<VersionCounts>) -> Option<VersionCounts> {
+        let earlier = |x: Option<DateTime<Utc>>, y: Option<DateTime<Utc>>| match (x, y) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        match (a, b) {
+            (Some(a), Some(b)) => Some(VersionCounts {
+                requests: a.requests + b.requests,
+                first_request: earlier(a.first_request, b.first_request),
+                last_request: a.last_request.max(b.last_request),
+                rehearsals: a.rehearsals + b.rehearsals,
+                last_rehearsal: a.last_rehearsal.max(b.last_rehearsal),
+                refusals: a.refusals + b.refusals,
+            }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// One client on one version as the store keeps it: its activity, and what its status and its
@@ -195,18 +228,18 @@ impl Status {
 
 impl ClientSummary {
     pub fn client(&self) -> Client {
-        Client { tenant: self.activity.tenant.clone(), subject: self.activity.subject.clone() }
+        self.activity.client.clone()
     }
 
     pub fn status(&self, now: DateTime<Utc>) -> Status {
         let a = &self.activity;
-        Status::of(a.last_request, self.last_successor, a.last_rehearsal.is_some(), now)
+        Status::of(a.counts.last_request, self.last_successor, a.counts.last_rehearsal.is_some(), now)
     }
 
     /// Its place in the at-risk order (README "The migration workbench").
     pub fn place(&self) -> Place {
-        let risk = if self.changes_met > 0 { 0 } else { 2 } + u8::from(self.activity.last_rehearsal.is_some());
-        Place { risk, requests: self.activity.requests, client: self.client() }
+        let risk = if self.changes_met > 0 { 0 } else { 2 } + u8::from(self.activity.counts.last_rehearsal.is_some());
+        Place { risk, requests: self.activity.counts.requests, client: self.client() }
     }
 }
 
@@ -245,7 +278,7 @@ pub struct ClientFilter {
 
 impl ClientFilter {
     pub fn admits(&self, summary: &ClientSummary, now: DateTime<Utc>) -> bool {
-        self.tenant.as_deref().is_none_or(|t| t == summary.activity.tenant)
+        self.tenant.as_deref().is_none_or(|t| t == summary.activity.client.tenant)
             && self.status.is_none_or(|s| s == summary.status(now))
     }
 }

@@ -7,7 +7,7 @@ use futures_util::FutureExt;
 use poem::{Endpoint, IntoResponse, Request, Response};
 
 use crate::{
-    http::AppState,
+    http::Layers,
     wire::{context::RequestInfo, error::ApiError},
 };
 
@@ -17,7 +17,7 @@ pub async fn bounded<E: Endpoint>(
     next: Arc<E>,
     req: Request,
     info: &RequestInfo,
-    state: &AppState,
+    state: &Layers,
 ) -> poem::Result<Response> {
     // poem's CatchPanic answers outside the error mapper; catching here keeps one body
     // shape. poem has no request timeout either: past it the request is dropped and

@@ -9,7 +9,7 @@ use poem::{
 };
 
 use crate::{
-    http::{AppState, cors::Cors},
+    http::{Layers, cors::Cors},
     wire::context::{CORRELATION_HEADER, DRY_RUN_HEADER, RequestInfo},
 };
 
@@ -18,7 +18,7 @@ const API_VERSION: HeaderName = HeaderName::from_static("api-version");
 
 pub fn decorate(
     response: &mut Response,
-    state: &AppState,
+    state: &Layers,
     info: &RequestInfo,
     authenticated: bool,
     cors_origin: Option<HeaderValue>,

@@ -8,7 +8,7 @@ use poem::{
 };
 
 use crate::{
-    http::AppState,
+    http::Layers,
     lifecycle::Stage,
     wire::{about::record_of, context::RequestInfo},
 };
@@ -19,7 +19,7 @@ const SUNSET: HeaderName = HeaderName::from_static("sunset");
 
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its
 /// 410s), `Deprecation`, `Sunset` and the `deprecation` and `successor-version` links.
-pub fn add(response: &mut Response, state: &AppState, info: &RequestInfo, now: DateTime<Utc>) {
+pub fn add(response: &mut Response, state: &Layers, info: &RequestInfo, now: DateTime<Utc>) {
     let answer = Answer {
         version: info.version(),
         route: info.route().map(|r| &**r),
@@ -44,7 +44,7 @@ pub struct Answer<'a> {
 
 /// The lifecycle's headers for `answer`: every answer's, and a deprecated version's (also
 /// written by the connection's guard into the answers it makes itself, crate::http::head_refusal).
-pub fn headers(state: &AppState, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(HeaderName, HeaderValue)> {
+pub fn headers(state: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(HeaderName, HeaderValue)> {
     let mut headers = Vec::new();
     if let Some(value) = state.dispatch.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.push((API_DEPRECATED_VERSIONS, value));

@@ -16,7 +16,7 @@ use std::{future::Future, sync::Arc};
 
 use poem::{Endpoint, Request, Response, http::header};
 
-use super::{AppState, error_response::respond};
+use super::{Layers, error_response::respond};
 use crate::{
     changes::through::Exposures,
     telemetry::{
@@ -30,7 +30,7 @@ use crate::{
 pub fn boundary<E: Endpoint>(
     next: Arc<E>,
     mut req: Request,
-    state: Arc<AppState>,
+    state: Arc<Layers>,
 ) -> impl Future<Output = poem::Result<Response>> {
     let trace = RequestSpan::begin(&req);
     let info = Arc::new(RequestInfo::new(&req, trace.handle(), (state.clock)()));
@@ -42,7 +42,7 @@ pub fn boundary<E: Endpoint>(
 async fn answer<E: Endpoint>(
     next: Arc<E>,
     req: Request,
-    state: Arc<AppState>,
+    state: Arc<Layers>,
     info: Arc<RequestInfo>,
     trace: RequestSpan,
 ) -> poem::Result<Response> {

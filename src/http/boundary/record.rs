@@ -1,14 +1,16 @@
-//! What every answered request leaves behind: metrics for all; for the migration workbench,
-//! what each client does on each version (what counts is the workbench's to decide).
+//! What every answered request leaves behind: metrics for all; for the clients' records, what
+//! each client does on each version (what counts is theirs to decide).
 
 use chrono::{DateTime, Utc};
 
 use crate::{
     changes::through::Exposures,
-    http::AppState,
+    http::{
+        Layers,
+        clients::{Answered, CountedAs},
+    },
     ops::metrics::{Observed, method_label},
     wire::context::{Refusal, RequestInfo},
-    workbench::counting::{Outcome, Request},
 };
 
 /// What the request's answer (or error) says the inner layers learned: the changes it met, and
@@ -21,7 +23,7 @@ pub struct Learned {
 /// Metrics for every request; usage for those a deprecated version served; and for the
 /// migration workbench, what each client does on each version, its dry runs apart.
 pub fn record(
-    state: &AppState,
+    state: &Layers,
     info: &RequestInfo,
     method: &poem::http::Method,
     learned: Learned,
@@ -36,14 +38,14 @@ pub fn record(
     let observed = Observed { version: served.unwrap_or(0), route, method: method_name, status, dry_run };
     state.metrics.observe(observed, elapsed);
     let (Some(version), Some(who)) = (served, info.identity.get()) else { return };
-    let outcome = match learned.refusal {
+    let counted_as = match learned.refusal {
         // Not answered: neither usage nor a first request of the version.
         Some(Refusal::NewClient) => None,
-        Some(Refusal::Rehearsal) => Some(Outcome::Rehearsal),
-        Some(Refusal::Brownout) => Some(Outcome::BrownoutRefusal),
-        None => Some(Outcome::Request),
+        Some(Refusal::Rehearsal) => Some(CountedAs::Rehearsal),
+        Some(Refusal::Brownout) => Some(CountedAs::BrownoutRefusal),
+        None => Some(CountedAs::Request),
     };
-    let request = Request {
+    let answered = Answered {
         version,
         tenant: &who.tenant,
         subject: &who.subject,
@@ -51,11 +53,11 @@ pub fn record(
         route,
         matched: info.route().is_some(),
         dry_run,
-        outcome,
+        counted_as,
         exposures: &learned.exposures.0,
         at: now,
     };
-    if state.workbench.counting.count(state.dispatch.lineup(), request) {
+    if state.clients.count(state.dispatch.lineup(), answered) {
         state.metrics.deprecated(version, &who.tenant, &who.subject);
     }
 }

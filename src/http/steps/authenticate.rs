@@ -6,7 +6,7 @@ use poem::Request;
 
 use crate::{
     auth::Caller,
-    http::{AppState, auth},
+    http::{Layers, auth},
     wire::{
         context::{Identity, RequestInfo},
         error::{ApiError, Kind},
@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// The caller of an operation; `admin_only` operations refuse any other than an admin.
-pub async fn caller(req: &Request, state: &AppState, info: &RequestInfo, admin_only: bool) -> Result<Caller, ApiError> {
+pub async fn caller(req: &Request, state: &Layers, info: &RequestInfo, admin_only: bool) -> Result<Caller, ApiError> {
     let caller = auth::authenticate(req, &state.verifier).await?;
     if admin_only && !caller.is_admin() {
         return Err(ApiError::new(Kind::AdminRequired));

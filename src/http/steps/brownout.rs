@@ -5,18 +5,18 @@ use chrono::{DateTime, Utc};
 use super::Refused;
 use crate::{
     auth::Caller,
-    http::AppState,
+    http::Layers,
     wire::{
         context::Refusal,
         error::{ApiError, Kind},
     },
 };
 
-pub fn refuse_targeted(state: &AppState, caller: &Caller, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
-    let Some(brownout) = state.workbench.brownout_for(version, &caller.tenant, &caller.principal.subject, now) else {
+pub fn refuse_targeted(state: &Layers, caller: &Caller, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
+    let Some(end) = state.clients.brownout_until(version, &caller.tenant, &caller.principal.subject, now) else {
         return Ok(());
     };
-    let retry_after = (brownout.end - now).num_seconds().max(1);
+    let retry_after = (end - now).num_seconds().max(1);
     let error = ApiError::new(Kind::ApiVersionSunset)
         .with_detail(version.to_string())
         .with_header("retry-after", retry_after.to_string());

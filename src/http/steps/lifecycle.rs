@@ -9,7 +9,7 @@ use poem::{Request, http::HeaderName};
 
 use super::{Refused, authenticate::identify};
 use crate::{
-    http::{AppState, auth},
+    http::{Layers, auth},
     lifecycle::Stage,
     wire::{
         context::{Refusal, RequestInfo},
@@ -22,7 +22,7 @@ const REHEARSAL_HEADER: HeaderName = HeaderName::from_static("x-api-sunset-rehea
 
 /// A request turned away before it was asked for a token: a valid one still tells the
 /// workbench who it was.
-pub async fn identify_refused(req: &Request, state: &AppState, info: &Arc<RequestInfo>, gone: Refused) -> Refused {
+pub async fn identify_refused(req: &Request, state: &Layers, info: &Arc<RequestInfo>, gone: Refused) -> Refused {
     if let (Some(_), Ok(caller)) = (gone.refusal, auth::authenticate(req, &state.verifier).await) {
         identify(info, &caller);
     }
@@ -30,7 +30,7 @@ pub async fn identify_refused(req: &Request, state: &AppState, info: &Arc<Reques
 }
 
 /// Whether `version` turns the request away now. Synchronous: the way on awaits nothing.
-pub fn refuse_if_gone(req: &Request, state: &AppState, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
+pub fn refuse_if_gone(req: &Request, state: &Layers, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
     let Some(lifecycle) = state.dispatch.lifecycle(version) else { return Ok(()) };
     let retiring = state.dispatch.successor_version(version).is_some();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));

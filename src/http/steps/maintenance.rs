@@ -1,11 +1,11 @@
 //! Maintenance mode: every version's operations answer 503 with `Retry-After`.
 
 use crate::{
-    http::AppState,
+    http::Layers,
     wire::error::{ApiError, Kind},
 };
 
-pub fn refuse_during(state: &AppState) -> Result<(), ApiError> {
+pub fn refuse_during(state: &Layers) -> Result<(), ApiError> {
     match state.maintenance.active() {
         Some(retry_after) => Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string())),
         None => Ok(()),

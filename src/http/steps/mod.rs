@@ -14,7 +14,7 @@ mod rate_limit;
 
 use poem::Request;
 
-use super::AppState;
+use super::Layers;
 use crate::{
     dispatch::{Resolution, endpoint::SharedEndpoint},
     wire::{
@@ -49,7 +49,7 @@ impl From<ApiError> for Refused {
 }
 
 /// The steps, in order.
-pub async fn prepare<'a>(req: &mut Request, state: &'a AppState) -> Result<Prepared<'a>, Refused> {
+pub async fn prepare<'a>(req: &mut Request, state: &'a Layers) -> Result<Prepared<'a>, Refused> {
     let info = context::info(req);
     // 1. Routes outside the versions take no dry run (nor a bad value of its header); those
     //    that need a token: operators' and a client's own.

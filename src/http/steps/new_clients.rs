@@ -1,14 +1,14 @@
 //! A deprecated version closed to new clients (`TANDEM_V<N>_NEW_CLIENTS=refuse`): a client it
 //! did not answer before its deprecation gets 410 `api-version-closed`, with the successor link
 //! and the deprecation headers the boundary adds; every client from before is served as ever.
-//! Which clients came before is the workbench's to tell (one lookup the first time a client is
-//! seen, then remembered).
+//! Which clients came before is the clients' records' to tell (the workbench: one lookup the
+//! first time a client is seen, then remembered).
 
 use chrono::{DateTime, Utc};
 
 use super::Refused;
 use crate::{
-    http::AppState,
+    http::Layers,
     wire::{
         context::{Identity, Refusal},
         error::{ApiError, Kind},
@@ -16,24 +16,19 @@ use crate::{
 };
 
 /// The deprecation instant of `version` if it is closed to new clients now.
-pub fn closed_since(state: &AppState, version: u16, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+pub fn closed_since(state: &Layers, version: u16, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let lifecycle = state.dispatch.lifecycle(version).filter(|l| l.refuse_new_clients)?;
     lifecycle.deprecated_at.filter(|deprecated| now >= *deprecated)
 }
 
 pub async fn refuse_newcomer(
-    state: &AppState,
+    state: &Layers,
     who: &Identity,
     version: u16,
     deprecated_at: DateTime<Utc>,
 ) -> Result<(), Refused> {
-    let workbench = &state.workbench;
-    let who = (&who.tenant, &who.subject);
-    let established = workbench
-        .newcomers
-        .established(workbench.store(), &workbench.counting, version, who, deprecated_at)
-        .await
-        .map_err(ApiError::from)?;
+    let established =
+        state.clients.established(version, &who.tenant, &who.subject, deprecated_at).await.map_err(ApiError::from)?;
     if established {
         return Ok(());
     }

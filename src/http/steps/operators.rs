@@ -10,7 +10,7 @@ use poem::{Request, http::Method};
 use super::{Refused, authenticate::identify, rate_limit};
 use crate::{
     http::{
-        AppState, auth,
+        Layers, auth,
         fixed::{Access, FixedRoute},
     },
     wire::{
@@ -25,7 +25,7 @@ use crate::{
 /// steps decide).
 pub async fn admit(
     req: &mut Request,
-    state: &AppState,
+    state: &Layers,
     info: &Arc<RequestInfo>,
     route: &FixedRoute,
 ) -> Result<bool, Refused> {
@@ -55,7 +55,7 @@ pub async fn admit(
 
 /// A write's body is JSON (415 otherwise, before it is read; a method the route does not answer
 /// is the router's 405), counted against the body limit.
-fn take_json(req: &mut Request, state: &AppState, info: &Arc<RequestInfo>, route: &FixedRoute) -> Result<(), ApiError> {
+fn take_json(req: &mut Request, state: &Layers, info: &Arc<RequestInfo>, route: &FixedRoute) -> Result<(), ApiError> {
     if matches!(*req.method(), Method::PUT | Method::POST | Method::PATCH)
         && route.answers(req.method())
         && !req.content_type().is_some_and(payload::is_json)

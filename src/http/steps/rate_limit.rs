@@ -2,11 +2,11 @@
 
 use crate::{
     auth::Caller,
-    http::AppState,
+    http::Layers,
     wire::error::{ApiError, Kind},
 };
 
-pub async fn admit(caller: &Caller, state: &AppState) -> Result<(), ApiError> {
+pub async fn admit(caller: &Caller, state: &Layers) -> Result<(), ApiError> {
     let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
     if decision.allowed {
         return Ok(());

@@ -76,11 +76,11 @@ fn summary_rows(batch: &Batch) -> Vec<Vec<Value<'_>>> {
     let exposed: BTreeSet<(u16, &str, &str)> =
         batch.activity.exposures.iter().map(|e| (e.on.version, &*e.on.tenant, &*e.on.subject)).collect();
     let own: BTreeMap<(u16, &str, &str), &VersionActivity> =
-        batch.activity.versions.iter().map(|v| ((v.version, &*v.tenant, &*v.subject), v)).collect();
+        batch.activity.versions.iter().map(|v| ((v.version, &*v.client.tenant, &*v.client.subject), v)).collect();
     // The successor's last request of each client, as this batch saw it.
     let newer_last = |v: u16, tenant: &str, subject: &str| {
         let successor = *successor_of.get(&v)?;
-        own.get(&(successor, tenant, subject)).and_then(|s| s.last_request)
+        own.get(&(successor, tenant, subject)).and_then(|s| s.counts.last_request)
     };
     let mut keys: BTreeSet<(u16, &str, &str)> = own.keys().copied().collect();
     for (new, tenant, subject) in own.keys() {
@@ -96,12 +96,12 @@ fn summary_rows(batch: &Batch) -> Vec<Vec<Value<'_>>> {
                 version(v),
                 text(tenant),
                 text(subject),
-                zero(counted.map(|a| a.requests)),
-                Value::Time(counted.and_then(|a| a.first_request)),
-                Value::Time(counted.and_then(|a| a.last_request)),
-                zero(counted.map(|a| a.rehearsals)),
-                Value::Time(counted.and_then(|a| a.last_rehearsal)),
-                zero(counted.map(|a| a.refusals)),
+                zero(counted.map(|a| a.counts.requests)),
+                Value::Time(counted.and_then(|a| a.counts.first_request)),
+                Value::Time(counted.and_then(|a| a.counts.last_request)),
+                zero(counted.map(|a| a.counts.rehearsals)),
+                Value::Time(counted.and_then(|a| a.counts.last_rehearsal)),
+                zero(counted.map(|a| a.counts.refusals)),
                 Value::Integer(successor_of.get(&v).map(|s| i32::from(*s))),
                 Value::Time(newer_last(v, tenant, subject)),
                 Value::Flag(exposed.contains(&(v, tenant, subject))),

@@ -3,7 +3,7 @@
 use super::super::rows::{NamedRow, Value, count, must_text, must_time, must_version, text, version};
 use crate::core::storage::{
     Client, ClientRoute, ClientSummary, DetailActivity, ExposureActivity, RouteActivity, UsageRow, VersionActivity,
-    Windowed,
+    VersionCounts, Windowed,
 };
 
 /// The columns every per-operation table begins with, in the order [`on`] binds them.
@@ -51,14 +51,15 @@ pub(super) fn client_from(r: &impl NamedRow) -> Result<Client, sqlx::Error> {
 pub(super) fn version_from(r: &impl NamedRow) -> Result<VersionActivity, sqlx::Error> {
     Ok(VersionActivity {
         version: must_version(r, "version")?,
-        tenant: must_text(r, "tenant")?,
-        subject: must_text(r, "subject")?,
-        requests: r.count("requests")?,
-        first_request: r.time("first_request")?,
-        last_request: r.time("last_request")?,
-        rehearsals: r.count("rehearsals")?,
-        last_rehearsal: r.time("last_rehearsal")?,
-        refusals: r.count("refusals")?,
+        client: client_from(r)?,
+        counts: VersionCounts {
+            requests: r.count("requests")?,
+            first_request: r.time("first_request")?,
+            last_request: r.time("last_request")?,
+            rehearsals: r.count("rehearsals")?,
+            last_rehearsal: r.time("last_rehearsal")?,
+            refusals: r.count("refusals")?,
+        },
     })
 }
 

@@ -13,8 +13,9 @@ use crate::{
     changes::through::Met,
     core::storage::{
         Activity, Client, ClientRoute, DetailActivity, ExposureActivity, MAX_DETAILS, RouteActivity, UsageRow,
-        VersionActivity,
+        VersionActivity, VersionCounts,
     },
+    http::clients::CountedAs,
 };
 
 /// A tenant and a subject, as the request path holds them.
@@ -22,16 +23,6 @@ pub type Key = (Arc<str>, Arc<str>);
 
 /// An operation of a version: (version, method, route template).
 type Operation = (u16, &'static str, Arc<str>);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VersionCounts {
-    pub requests: u64,
-    pub first_request: Option<DateTime<Utc>>,
-    pub last_request: Option<DateTime<Utc>>,
-    pub rehearsals: u64,
-    pub last_rehearsal: Option<DateTime<Utc>>,
-    pub refusals: u64,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Span {
@@ -71,21 +62,10 @@ pub struct ClientCounts {
     usage: HashMap<(u16, Arc<str>, NaiveDate), Span>,
 }
 
-/// How a request ended, as the workbench tells them apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Answered (or refused for any reason but the two below).
-    Request,
-    /// Answered 410 because the client asked to rehearse the sunset.
-    Rehearsal,
-    /// Answered 410 by a brownout.
-    BrownoutRefusal,
-}
-
 /// One request of a client on a version, as the boundary saw it.
 pub struct Seen<'a> {
     pub version: u16,
-    pub outcome: Outcome,
+    pub counted_as: CountedAs,
     /// Method and route template, for versions a newer one follows (their routes are tracked).
     pub operation: Option<(&'static str, &'a Arc<str>)>,
     /// The successor's changes this request met, with what met each.
@@ -97,27 +77,20 @@ pub struct Seen<'a> {
 
 impl ClientCounts {
     pub fn record(&mut self, seen: &Seen) {
-        let Seen { version, outcome, at, .. } = *seen;
-        let cell = self.versions.entry(version).or_insert(VersionCounts {
-            requests: 0,
-            first_request: None,
-            last_request: None,
-            rehearsals: 0,
-            last_rehearsal: None,
-            refusals: 0,
-        });
-        match outcome {
-            Outcome::Rehearsal => {
+        let Seen { version, counted_as, at, .. } = *seen;
+        let cell = self.versions.entry(version).or_default();
+        match counted_as {
+            CountedAs::Rehearsal => {
                 cell.rehearsals += 1;
                 cell.last_rehearsal = cell.last_rehearsal.max(Some(at));
                 return;
             }
-            Outcome::BrownoutRefusal => cell.refusals += 1,
-            Outcome::Request => cell.first_request = Some(cell.first_request.map_or(at, |first| first.min(at))),
+            CountedAs::BrownoutRefusal => cell.refusals += 1,
+            CountedAs::Request => cell.first_request = Some(cell.first_request.map_or(at, |first| first.min(at))),
         }
         cell.requests += 1;
         cell.last_request = cell.last_request.max(Some(at));
-        if let (Some(route), Outcome::Request) = (seen.usage, outcome) {
+        if let (Some(route), CountedAs::Request) = (seen.usage, counted_as) {
             self.usage.entry((version, route.clone(), at.date_naive())).or_insert_with(|| Span::new(at)).count(at);
         }
         let Some((method, route)) = seen.operation else { return };
@@ -204,17 +177,7 @@ impl ClientCounts {
             route: route.to_string(),
         };
         for (version, c) in &self.versions {
-            activity.versions.push(VersionActivity {
-                version: *version,
-                tenant: client.tenant.clone(),
-                subject: client.subject.clone(),
-                requests: c.requests,
-                first_request: c.first_request,
-                last_request: c.last_request,
-                rehearsals: c.rehearsals,
-                last_rehearsal: c.last_rehearsal,
-                refusals: c.refusals,
-            });
+            activity.versions.push(VersionActivity { version: *version, client: client.clone(), counts: *c });
         }
         let route = |(operation, s): (&Operation, &Span)| RouteActivity {
             on: on(operation),
@@ -284,7 +247,7 @@ impl Buffer {
             .filter(move |(_, c)| {
                 c.versions.contains_key(&version) || also.is_some_and(|s| c.versions.contains_key(&s))
             })
-            .map(|((tenant, subject), c)| (Client { tenant: tenant.to_string(), subject: subject.to_string() }, c))
+            .map(|((tenant, subject), c)| (Client::new(&**tenant, &**subject), c))
     }
 
     /// The clients with usage of `version`.
@@ -292,7 +255,7 @@ impl Buffer {
         self.clients
             .iter()
             .filter(move |(_, c)| c.usage.keys().any(|(v, ..)| *v == version))
-            .map(|((tenant, subject), c)| (Client { tenant: tenant.to_string(), subject: subject.to_string() }, c))
+            .map(|((tenant, subject), c)| (Client::new(&**tenant, &**subject), c))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -308,7 +271,7 @@ impl Buffer {
     pub fn rows_of_all(&self) -> (Activity, Vec<UsageRow>) {
         let (mut activity, mut usage) = (Activity::default(), Vec::new());
         for ((tenant, subject), counts) in &self.clients {
-            let client = Client { tenant: tenant.to_string(), subject: subject.to_string() };
+            let client = Client::new(&**tenant, &**subject);
             counts.add_rows_to(&client, &mut activity, &mut usage);
         }
         (activity, usage)
@@ -323,8 +286,8 @@ mod tests {
         DateTime::from_timestamp(1_800_000_000, 0).unwrap()
     }
 
-    fn seen<'a>(outcome: Outcome, route: &'a Arc<str>, met: &'a [Met]) -> Seen<'a> {
-        Seen { version: 1, outcome, operation: Some(("GET", route)), exposures: met, usage: Some(route), at: at() }
+    fn seen<'a>(counted_as: CountedAs, route: &'a Arc<str>, met: &'a [Met]) -> Seen<'a> {
+        Seen { version: 1, counted_as, operation: Some(("GET", route)), exposures: met, usage: Some(route), at: at() }
     }
 
     #[test]
@@ -333,15 +296,15 @@ mod tests {
         let mut buffer = Buffer::default();
         let counts = buffer.client(&tenant, &subject);
         let sorted = vec![Met { change: "sort-parameter", details: vec!["sortBy=name".to_string()] }];
-        counts.record(&seen(Outcome::Request, &route, &sorted));
-        counts.record(&seen(Outcome::Request, &route, &sorted));
-        counts.record(&seen(Outcome::Rehearsal, &route, &[]));
-        counts.record(&seen(Outcome::BrownoutRefusal, &route, &[]));
+        counts.record(&seen(CountedAs::Request, &route, &sorted));
+        counts.record(&seen(CountedAs::Request, &route, &sorted));
+        counts.record(&seen(CountedAs::Rehearsal, &route, &[]));
+        counts.record(&seen(CountedAs::BrownoutRefusal, &route, &[]));
         counts.record_dry_run(2, "GET", &route, at());
         let (activity, usage) = buffer.rows_of_all();
         let version = &activity.versions[0];
-        assert_eq!((version.requests, version.rehearsals, version.refusals), (3, 1, 1));
-        assert_eq!(version.last_rehearsal, Some(at()));
+        assert_eq!((version.counts.requests, version.counts.rehearsals, version.counts.refusals), (3, 1, 1));
+        assert_eq!(version.counts.last_rehearsal, Some(at()));
         assert_eq!(activity.routes[0].requests, 3);
         assert_eq!(activity.exposures[0].requests, 2);
         assert_eq!((activity.details[0].detail.as_str(), activity.details[0].requests), ("sortBy=name", 2));
@@ -355,7 +318,7 @@ mod tests {
         let mut buffer = Buffer::default();
         for i in 0..MAX_DETAILS + 5 {
             let met = [Met { change: "strict-bodies", details: vec![format!("/field{i}")] }];
-            buffer.client(&tenant, &subject).record(&seen(Outcome::Request, &route, &met));
+            buffer.client(&tenant, &subject).record(&seen(CountedAs::Request, &route, &met));
         }
         let (activity, _) = buffer.rows_of_all();
         assert_eq!(activity.details.len(), MAX_DETAILS);

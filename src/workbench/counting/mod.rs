@@ -23,10 +23,10 @@ use std::{
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use self::buffer::{Buffer, VersionCounts};
-pub use self::buffer::{ClientCounts, Outcome, Seen};
+use self::buffer::Buffer;
+pub use self::buffer::{ClientCounts, Seen};
+pub use crate::http::clients::{Answered, CountedAs};
 use crate::{
-    changes::through::Met,
     core::storage::{Batch, Client, Store, StoreError, WorkbenchSnapshot, Written},
     lifecycle::Lineup,
 };
@@ -49,28 +49,13 @@ pub enum Flushed {
     Batch { rows: usize },
 }
 
-/// One request, as the boundary tells the workbench of it.
-pub struct Request<'a> {
-    pub version: u16,
-    pub tenant: &'a Arc<str>,
-    pub subject: &'a Arc<str>,
-    pub method: &'static str,
-    /// The route template, or the label of requests no route matched.
-    pub route: &'a Arc<str>,
-    pub matched: bool,
-    pub dry_run: bool,
-    pub outcome: Option<Outcome>,
-    pub exposures: &'a [Met],
-    pub at: DateTime<Utc>,
-}
-
 impl Counting {
     /// Counts one answered request: usage for those a deprecated or retiring version answered;
     /// for versions a newer one follows, the client's operations and the changes they met;
-    /// dry runs apart. `None` outcome: not answered (refused as a newcomer), nothing counted.
+    /// dry runs apart. `None`: not answered (refused as a newcomer), nothing counted.
     /// Whether it was usage of a deprecated version.
-    pub fn count(&self, lineup: &Lineup, request: Request) -> bool {
-        let Request { version, tenant, subject, method, route, matched, at, .. } = request;
+    pub fn count(&self, lineup: &Lineup, request: Answered) -> bool {
+        let Answered { version, tenant, subject, method, route, matched, at, .. } = request;
         if request.dry_run {
             // Never usage nor a request of the version: counted apart, on any version's route.
             if matched {
@@ -78,19 +63,19 @@ impl Counting {
             }
             return false;
         }
-        let Some(outcome) = request.outcome else { return false };
+        let Some(counted_as) = request.counted_as else { return false };
         let deprecated = lineup.deprecated(version, at);
         let retiring = lineup.retiring(version);
         let seen = Seen {
             version,
-            outcome,
+            counted_as,
             operation: (retiring && matched).then_some((method, route)),
             exposures: request.exposures,
             usage: (deprecated || retiring).then_some(route),
             at,
         };
         self.live().client(tenant, subject).record(&seen);
-        outcome == Outcome::Request && deprecated
+        counted_as == CountedAs::Request && deprecated
     }
 
     fn live(&self) -> MutexGuard<'_, Buffer> {
@@ -191,26 +176,5 @@ impl Held {
             }
         }
         Ok(merged)
-    }
-}
-
-impl VersionCounts {
-    /// Both sets of counts, as one: counts add, first times move back, last times forward.
-    pub fn merged(a: Option<VersionCounts>, b: Option<VersionCounts>) -> Option<VersionCounts> {
-        let earlier = |x: Option<DateTime<Utc>>, y: Option<DateTime<Utc>>| match (x, y) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        };
-        match (a, b) {
-            (Some(a), Some(b)) => Some(VersionCounts {
-                requests: a.requests + b.requests,
-                first_request: earlier(a.first_request, b.first_request),
-                last_request: a.last_request.max(b.last_request),
-                rehearsals: a.rehearsals + b.rehearsals,
-                last_rehearsal: a.last_rehearsal.max(b.last_rehearsal),
-                refusals: a.refusals + b.refusals,
-            }),
-            (a, b) => a.or(b),
-        }
     }
 }

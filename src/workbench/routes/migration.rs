@@ -19,13 +19,13 @@ use super::{
     versions,
 };
 use crate::{
+    app::AppState,
     auth::{Caller, tenant},
     core::{
         fields::{FieldError, Rule},
         storage::{Client, ClientFilter, Place, Status},
     },
     encoding::rfc3339_seconds as stamp,
-    http::AppState,
     wire::{
         context::RequestInfo,
         error::{ApiError, Kind},
@@ -102,7 +102,7 @@ pub async fn mine(
 ) -> poem::Result<Json<Value>> {
     let versions = versions(&state, query.version)?;
     let now = (state.clock)();
-    let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
+    let client = caller.client();
     let workbench = &state.workbench;
     let record =
         view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
@@ -222,8 +222,7 @@ pub async fn everyone(
 /// How each client of a page is told (README "Notices to clients"): whether an endpoint (its own
 /// or its tenant's) reaches it, and its last notice.
 async fn told(state: &AppState, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Value, ApiError> {
-    let clients: Vec<Client> =
-        records.iter().map(|r| Client { tenant: r.tenant.clone(), subject: r.subject.clone() }).collect();
+    let clients: Vec<Client> = records.iter().map(|r| Client::new(&r.tenant, &r.subject)).collect();
     let endpoints = state.store.endpoints_for(&clients).await.map_err(ApiError::from)?;
     let last = state.store.last_notices(&clients).await.map_err(ApiError::from)?;
     Ok(move |r: &ClientRecord| {

@@ -14,8 +14,8 @@ use poem::{handler, web::Html};
 
 use super::view::Versions;
 use crate::{
+    app::AppState,
     core::fields::{FieldError, Rule},
-    http::AppState,
     wire::error::ApiError,
 };
 

@@ -76,7 +76,7 @@ pub fn read_place(raw: &str, query: &str) -> Result<Place, FieldError> {
     let body = decode(raw, query)?;
     match (body.r, body.n) {
         (Some(risk), Some(requests)) if risk <= 3 && requests <= i64::MAX as u64 => {
-            Ok(Place { risk, requests, client: Client { tenant: body.t, subject: body.s } })
+            Ok(Place { risk, requests, client: Client::new(body.t, body.s) })
         }
         _ => Err(FieldError::parameter("cursor", Rule::Invalid)),
     }
@@ -88,7 +88,7 @@ pub fn client_cursor(client: &Client, query: &str) -> String {
 
 pub fn read_client(raw: &str, query: &str) -> Result<Client, FieldError> {
     let body = decode(raw, query)?;
-    Ok(Client { tenant: body.t, subject: body.s })
+    Ok(Client::new(body.t, body.s))
 }
 
 /// A cursor after a notice, in the newest-first order: when it was written, and its id.
@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn cursors_read_back_and_stay_bound_to_their_query() {
-        let place = Place { risk: 2, requests: 41, client: Client { tenant: "acme".into(), subject: "a/b".into() } };
+        let place = Place { risk: 2, requests: 41, client: Client::new("acme", "a/b") };
         let query = query_of(&["1", "status=ready"]);
         assert_eq!(read_place(&place_cursor(&place, &query), &query).unwrap(), place);
         let other = query_of(&["1", "status=done"]);

@@ -14,13 +14,13 @@ use serde_json::{Value, json};
 
 use super::page;
 use crate::{
+    app::AppState,
     core::{
         fields::{FieldError, Rule},
         storage::Store,
     },
     dispatch::Dispatch,
     encoding::rfc3339_seconds as stamp,
-    http::AppState,
     wire::error::{ApiError, Kind},
     workbench::{
         counting::Counting,

@@ -12,10 +12,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::{
+    app::AppState,
     auth::{Caller, tenant},
     core::fields::{FieldError, Rule},
     encoding::rfc3339_seconds as stamp,
-    http::AppState,
     wire::error::ApiError,
     workbench::steering::{BrownoutRequest, brownout_json, pin_json},
 };

@@ -14,12 +14,12 @@ use serde_json::{Value, json};
 
 use super::page::{self, client_cursor, query_of, read_client};
 use crate::{
+    app::AppState,
     core::{
         fields::{FieldError, Rule},
         storage::UsageRow,
     },
     encoding::rfc3339_seconds as stamp,
-    http::AppState,
     wire::error::ApiError,
     workbench::view,
 };

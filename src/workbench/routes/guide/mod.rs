@@ -19,12 +19,12 @@ use serde::Deserialize;
 use self::model::Guide;
 use super::versions;
 use crate::{
+    app::AppState,
     auth::Caller,
     core::{
         fields::{FieldError, Rule},
         storage::Client,
     },
-    http::AppState,
     wire::error::{ApiError, Kind},
     workbench::view,
 };
@@ -64,7 +64,7 @@ pub async fn mine(
     req: &Request,
 ) -> poem::Result<Response> {
     let form = text::Form::asked(req)?;
-    let client = Client { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone() };
+    let client = caller.client();
     let (guide, _) = guide_of(&state, client, query.version).await?;
     Ok(text::respond(&guide, form))
 }
@@ -83,7 +83,7 @@ pub async fn anyones(state: Data<&Arc<AppState>>, query: Query<GuideQuery>, req:
     let (Some(tenant), Some(subject), true) = (&query.tenant, &query.subject, missing.is_empty()) else {
         return Err(ApiError::validation(missing).into());
     };
-    let client = Client { tenant: tenant.clone(), subject: subject.clone() };
+    let client = Client::new(tenant, subject);
     let (guide, seen) = guide_of(&state, client, query.version).await?;
     if !seen {
         return Err(ApiError::new(Kind::NotFound).into());

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::super::migration::details_json;
 use crate::{
-    changes::Change, core::storage::Status, encoding::rfc3339_seconds as stamp, http::AppState,
+    app::AppState, changes::Change, core::storage::Status, encoding::rfc3339_seconds as stamp,
     workbench::records::ClientRecord,
 };
 

@@ -1,0 +1,36 @@
+//! The workbench answers what the transport asks of the clients' records
+//! ([`ClientRecords`]): it counts each answered request, and knows the brownouts aimed at a
+//! client and which clients a version answered before its deprecation.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::Workbench;
+use crate::{
+    core::CoreError,
+    http::clients::{Answered, ClientRecords},
+    lifecycle::Lineup,
+};
+
+#[async_trait]
+impl ClientRecords for Workbench {
+    fn count(&self, lineup: &Lineup, answered: Answered<'_>) -> bool {
+        self.counting.count(lineup, answered)
+    }
+
+    fn brownout_until(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.brownout_for(version, tenant, subject, now).map(|brownout| brownout.end)
+    }
+
+    async fn established(
+        &self,
+        version: u16,
+        tenant: &Arc<str>,
+        subject: &Arc<str>,
+        deprecated_at: DateTime<Utc>,
+    ) -> Result<bool, CoreError> {
+        self.newcomers.established(self.store(), &self.counting, version, (tenant, subject), deprecated_at).await
+    }
+}
