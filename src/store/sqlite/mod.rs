@@ -58,6 +58,28 @@ pub struct SqliteStore {
 
 /// Connections per instance.
 const POOL_SIZE: u32 = 4;
+/// How long a start may take to open the database and apply its migrations. A start is not a
+/// request: on a loaded machine it may wait longer than `TANDEM_DB_TIMEOUT_MS` lets a request.
+const START: Duration = Duration::from_secs(60);
+
+/// Opens the database once (creating it), and applies the migrations when asked, on a
+/// connection of its own bounded by [`START`], closed after. A newer instance may have migrated
+/// further (a rolling deploy): migrations only add, so an older instance still runs on the
+/// schema it knows.
+async fn open(options: &SqliteConnectOptions, migrate: bool) -> anyhow::Result<()> {
+    let options = options.clone().busy_timeout(START);
+    let session = SqlitePoolOptions::new().max_connections(1).acquire_timeout(START).connect_with(options).await?;
+    let migrated = match migrate {
+        true => {
+            let mut migrator = sqlx::migrate!("./migrations/sqlite");
+            migrator.set_ignore_missing(true);
+            migrator.run(&session).await.map_err(anyhow::Error::from)
+        }
+        false => Ok(()),
+    };
+    session.close().await;
+    migrated
+}
 
 impl SqliteStore {
     pub async fn connect(url: &str, timeout: Duration, migrate: bool) -> anyhow::Result<Self> {
@@ -66,15 +88,9 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(super::server_side_limit(timeout))
             .foreign_keys(true);
+        open(&options, migrate).await?;
         let pool =
-            SqlitePoolOptions::new().max_connections(POOL_SIZE).acquire_timeout(timeout).connect_with(options).await?;
-        if migrate {
-            // A newer instance may have migrated further (a rolling deploy): migrations only
-            // add, so an older instance still runs on the schema it knows.
-            let mut migrator = sqlx::migrate!("./migrations/sqlite");
-            migrator.set_ignore_missing(true);
-            migrator.run(&pool).await?;
-        }
+            SqlitePoolOptions::new().max_connections(POOL_SIZE).acquire_timeout(timeout).connect_lazy_with(options);
         Ok(Self { pool, timeout, imports: super::ImportSlots::of_pool(POOL_SIZE) })
     }
 }

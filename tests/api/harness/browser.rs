@@ -41,37 +41,22 @@ impl Browser {
     }
 
     pub async fn launch() -> Browser {
-        let binary = chromium().expect("Chromium is installed");
-        let profile = tempfile::tempdir().unwrap();
-        let mut child = Command::new(binary)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-                "--remote-debugging-port=0",
-                "--window-size=1100,900",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg("about:blank")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("Chromium starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.split("DevTools listening on ").nth(1) {
-                    let _ = tx.send(url.trim().to_string());
+        // A Chromium that never says where DevTools listens (seen once in a few dozen starts on
+        // a loaded machine) is stopped and started afresh, with a new profile, twice at most.
+        let mut attempts = 0;
+        let (child, profile, browser_ws) = loop {
+            attempts += 1;
+            let (mut child, profile, announced) = start_chromium();
+            match announced.recv_timeout(Duration::from_secs(30)) {
+                Ok(url) => break (child, profile, url),
+                Err(_) if attempts < 3 => {
+                    eprintln!("Chromium did not announce its DevTools port in 30 s: starting it again");
+                    let _ = child.kill();
+                    let _ = child.wait();
                 }
+                Err(_) => panic!("Chromium announces its DevTools port: not in {attempts} starts"),
             }
-        });
-        let browser_ws = rx.recv_timeout(Duration::from_secs(30)).expect("Chromium announces its DevTools port");
+        };
         let port = browser_ws.trim_start_matches("ws://127.0.0.1:").split('/').next().unwrap().to_string();
         let targets: Value =
             reqwest::get(format!("http://127.0.0.1:{port}/json/list")).await.unwrap().json().await.unwrap();
@@ -161,4 +146,39 @@ fn base64_decode(text: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Starts a headless Chromium with a fresh profile; the channel gets its DevTools URL.
+fn start_chromium() -> (Child, tempfile::TempDir, std::sync::mpsc::Receiver<String>) {
+    let binary = chromium().expect("Chromium is installed");
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(binary)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+            "--remote-debugging-port=0",
+            "--window-size=1100,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("about:blank")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("Chromium starts");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.split("DevTools listening on ").nth(1) {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    (child, profile, rx)
 }
