@@ -21,7 +21,7 @@ pub enum CountedAs {
 }
 
 /// One answered request, as the boundary tells the clients' records of it.
-pub struct Answered<'a> {
+pub struct CountedRequest<'a> {
     pub version: u16,
     pub tenant: &'a Arc<str>,
     pub subject: &'a Arc<str>,
@@ -39,7 +39,7 @@ pub struct Answered<'a> {
 #[async_trait]
 pub trait ClientRecords: Send + Sync {
     /// Counts an answered request; whether it was usage of a deprecated version.
-    fn count(&self, lineup: &Lineup, answered: Answered<'_>) -> bool;
+    fn count(&self, lineup: &Lineup, request: CountedRequest<'_>) -> bool;
 
     /// When the brownout an operator aimed at this client on `version` ends, if one holds now.
     fn brownout_until(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>>;

@@ -10,14 +10,14 @@ use chrono::{DateTime, Utc};
 use super::Workbench;
 use crate::{
     core::CoreError,
-    http::clients::{Answered, ClientRecords},
+    http::clients::{ClientRecords, CountedRequest},
     lifecycle::Lineup,
 };
 
 #[async_trait]
 impl ClientRecords for Workbench {
-    fn count(&self, lineup: &Lineup, answered: Answered<'_>) -> bool {
-        self.counting.count(lineup, answered)
+    fn count(&self, lineup: &Lineup, request: CountedRequest<'_>) -> bool {
+        self.counting.count(lineup, request)
     }
 
     fn brownout_until(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {

@@ -7,7 +7,7 @@ use crate::{
     changes::through::Exposures,
     http::{
         Layers,
-        clients::{Answered, CountedAs},
+        clients::{CountedAs, CountedRequest},
     },
     ops::metrics::{Observed, method_label},
     wire::context::{Refusal, RequestInfo},
@@ -45,7 +45,7 @@ pub fn record(
         Some(Refusal::Brownout) => Some(CountedAs::BrownoutRefusal),
         None => Some(CountedAs::Request),
     };
-    let answered = Answered {
+    let request = CountedRequest {
         version,
         tenant: &who.tenant,
         subject: &who.subject,
@@ -57,7 +57,7 @@ pub fn record(
         exposures: &learned.exposures.0,
         at: now,
     };
-    if state.clients.count(state.dispatch.lineup(), answered) {
+    if state.clients.count(state.dispatch.lineup(), request) {
         state.metrics.deprecated(version, &who.tenant, &who.subject);
     }
 }

@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use self::buffer::Buffer;
 pub use self::buffer::{ClientCounts, Seen};
-pub use crate::http::clients::{Answered, CountedAs};
+pub use crate::http::clients::{CountedAs, CountedRequest};
 use crate::{
     core::storage::{Batch, Client, Store, StoreError, WorkbenchSnapshot, Written},
     lifecycle::Lineup,
@@ -54,8 +54,8 @@ impl Counting {
     /// for versions a newer one follows, the client's operations and the changes they met;
     /// dry runs apart. `None`: not answered (refused as a newcomer), nothing counted.
     /// Whether it was usage of a deprecated version.
-    pub fn count(&self, lineup: &Lineup, request: Answered) -> bool {
-        let Answered { version, tenant, subject, method, route, matched, at, .. } = request;
+    pub fn count(&self, lineup: &Lineup, request: CountedRequest) -> bool {
+        let CountedRequest { version, tenant, subject, method, route, matched, at, .. } = request;
         if request.dry_run {
             // Never usage nor a request of the version: counted apart, on any version's route.
             if matched {
