@@ -7,7 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use poem::{Response, handler, http::Method, web::Data};
 use serde_json::{Value, json};
 
-use crate::{app::AppState, lifecycle::Stage};
+use crate::{http::Layers, lifecycle::Stage};
 
 pub const PATH: &str = "/.well-known/api-catalog";
 /// The link every answer carries, so a `HEAD` finds the catalog (RFC 9727 §2).
@@ -15,18 +15,18 @@ const SELF_LINK: &str = "</.well-known/api-catalog>; rel=\"api-catalog\"";
 
 /// `GET` (and `HEAD`) `/.well-known/api-catalog`.
 #[handler]
-pub fn catalog(state: Data<&Arc<AppState>>, method: Method) -> Response {
+pub fn catalog(layers: Data<&Arc<Layers>>, method: Method) -> Response {
     let builder = Response::builder().content_type("application/linkset+json").header("link", SELF_LINK);
     if method == Method::HEAD {
         return builder.finish();
     }
-    builder.body(linkset(&state, (state.clock)()).to_string())
+    builder.body(linkset(&layers, (layers.clock)()).to_string())
 }
 
 /// One entry per version: its base URL, its OpenAPI document and docs page, and while it is
 /// deprecated its deprecation page (and its sunset, the date in the link's title).
-pub fn linkset(state: &AppState, now: DateTime<Utc>) -> Value {
-    let entries: Vec<Value> = state
+pub fn linkset(layers: &Layers, now: DateTime<Utc>) -> Value {
+    let entries: Vec<Value> = layers
         .dispatch
         .versions()
         .map(|number| {
@@ -35,7 +35,7 @@ pub fn linkset(state: &AppState, now: DateTime<Utc>) -> Value {
                 "service-desc": [{"href": format!("/api/v{number}/openapi.json"), "type": "application/vnd.oai.openapi+json"}],
                 "service-doc": [{"href": format!("/docs/v{number}/"), "type": "text/html"}],
             });
-            let lifecycle = state.dispatch.lifecycle(number).cloned().unwrap_or_default();
+            let lifecycle = layers.dispatch.lifecycle(number).cloned().unwrap_or_default();
             let page = format!("/docs/v{number}/deprecation");
             if lifecycle.stage(now) != Stage::Current {
                 entry["deprecation"] = json!([{"href": page, "type": "text/html"}]);

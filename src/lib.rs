@@ -17,6 +17,7 @@ pub mod dispatch;
 pub mod encoding;
 pub mod http;
 pub mod idempotency;
+pub mod jobs;
 pub mod lifecycle;
 pub mod notices;
 pub mod ops;

@@ -13,14 +13,18 @@ use serde_json::json;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::{
-    app::AppState,
-    core::storage::StoreError,
+    core::storage::{Store, StoreError},
+    http::Layers,
     lifecycle::Stage,
     wire::{
         context::RequestInfo,
         error::{ApiError, Kind},
     },
+    workbench::Workbench,
 };
+
+/// The OpenAPI document of the routes outside the versions, as served.
+pub struct OperationsDocument(pub String);
 
 /// 200 while the process serves.
 #[handler]
@@ -32,13 +36,13 @@ pub fn live() -> Response {
 /// 200 when the database (and Redis, when configured) answer; 503 naming what failed, or while
 /// the instance drains.
 #[handler]
-pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
+pub async fn ready(layers: Data<&Arc<Layers>>, store: Data<&Arc<dyn Store>>) -> Response {
     // Draining (after SIGTERM): tell load balancers to stop sending, whatever the stores say.
-    if state.draining.load(std::sync::atomic::Ordering::Relaxed) {
+    if layers.draining.load(std::sync::atomic::Ordering::Relaxed) {
         let body = json!({"status": "draining", "checks": {}});
         return Json(body).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response();
     }
-    let (database, redis) = tokio::join!(state.store.ping(), state.idempotency.ping());
+    let (database, redis) = tokio::join!(store.ping(), layers.idempotency.ping());
     let mut checks = serde_json::Map::new();
     let mut ok = true;
     match database {
@@ -54,7 +58,7 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
             checks.insert("database".into(), json!("unreachable"))
         }
     };
-    if state.settings.redis.shares_redis() {
+    if layers.settings.redis.shares_redis() {
         match redis {
             Ok(()) => checks.insert("redis".into(), json!("ok")),
             Err(err) => {
@@ -65,7 +69,7 @@ pub async fn ready(state: Data<&Arc<AppState>>) -> Response {
         };
     }
     // Tokens are checked with the provider's keys: until they were read once, none can be.
-    if let Some(keys) = state.verifier.remote() {
+    if let Some(keys) = layers.verifier.remote() {
         let read = keys.has_keys();
         ok &= read;
         checks.insert("jwks".into(), json!(if read { "ok" } else { "unavailable" }));
@@ -98,27 +102,27 @@ pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
 
 /// A version's OpenAPI document, as served (the version comes from dispatch).
 #[handler]
-pub fn openapi_document(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
+pub fn openapi_document(layers: Data<&Arc<Layers>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
     let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let document = state.dispatch.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let document = layers.dispatch.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(document.to_string()))
 }
 
 /// The OpenAPI document of the routes outside the versions.
 #[handler]
-pub fn operations_document(state: Data<&Arc<AppState>>) -> Response {
-    Response::builder().content_type("application/json").body(state.operations.clone())
+pub fn operations_document(document: Data<&Arc<OperationsDocument>>) -> Response {
+    Response::builder().content_type("application/json").body(document.0.0.clone())
 }
 
 /// `OPTIONS /api`: the versions, their lifecycle and where their contracts are.
 #[handler]
-pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {
-    let now = (state.clock)();
-    let versions: Vec<serde_json::Value> = state
+pub fn api_versions(layers: Data<&Arc<Layers>>) -> Json<serde_json::Value> {
+    let now = (layers.clock)();
+    let versions: Vec<serde_json::Value> = layers
         .dispatch
         .versions()
         .map(|number| {
-            let lifecycle = state.dispatch.lifecycle(number).cloned().unwrap_or_default();
+            let lifecycle = layers.dispatch.lifecycle(number).cloned().unwrap_or_default();
             let status = match lifecycle.stage(now) {
                 Stage::Current => "current",
                 Stage::Deprecated => "deprecated",
@@ -137,13 +141,13 @@ pub fn api_versions(state: Data<&Arc<AppState>>) -> Json<serde_json::Value> {
             })
         })
         .collect();
-    Json(json!({"defaultVersion": state.dispatch.default_version(), "versions": versions}))
+    Json(json!({"defaultVersion": layers.dispatch.default_version(), "versions": versions}))
 }
 
 /// The human page `Link: rel="deprecation"` points at (`/docs/v<N>/deprecation`, one for each
 /// version a newer one follows): its dates, its successor and its release notes.
 #[handler]
-pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Result<Html<String>> {
+pub fn deprecation_page(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Result<Html<String>> {
     let number = req
         .uri()
         .path()
@@ -151,11 +155,11 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Res
         .and_then(|rest| rest.strip_suffix("/deprecation"))
         .and_then(|n| n.parse::<u16>().ok())
         .ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let successor = state.dispatch.successor_version(number).ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let lifecycle = state.dispatch.lifecycle(number).cloned().unwrap_or_default();
+    let successor = layers.dispatch.successor_version(number).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let lifecycle = layers.dispatch.lifecycle(number).cloned().unwrap_or_default();
     let date =
         |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
-    let changelog = state.dispatch.changelog(number).unwrap_or("");
+    let changelog = layers.dispatch.changelog(number).unwrap_or("");
     let notes = changelog.replace('&', "&amp;").replace('<', "&lt;");
     Ok(Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v{number} deprecation</title></head>\
@@ -180,11 +184,11 @@ pub fn deprecation_page(state: Data<&Arc<AppState>>, req: &Request) -> poem::Res
 
 /// `GET /metrics`: Prometheus text.
 #[handler]
-pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
-    let pool = state.store.pool_stats();
-    let buffered = state.workbench.counting.rows();
-    let redis_up = match state.settings.redis.shares_redis() {
-        true => Some(if state.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
+pub async fn metrics(layers: Data<&Arc<Layers>>, workbench: Data<&Arc<Workbench>>) -> Response {
+    let pool = workbench.store().pool_stats();
+    let buffered = workbench.counting.rows();
+    let redis_up = match layers.settings.redis.shares_redis() {
+        true => Some(if layers.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
         false => None,
     };
     let mut gauges = vec![
@@ -197,25 +201,25 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
             "tandem_connections_open",
             "gauge",
             "HTTP connections open.",
-            state.connections.open.load(std::sync::atomic::Ordering::Relaxed) as f64,
+            layers.connections.open.load(std::sync::atomic::Ordering::Relaxed) as f64,
         ),
         (
             "tandem_connections_limit",
             "gauge",
             "HTTP connections allowed at once (TANDEM_MAX_CONNECTIONS).",
-            state.connections.limit.load(std::sync::atomic::Ordering::Relaxed) as f64,
+            layers.connections.limit.load(std::sync::atomic::Ordering::Relaxed) as f64,
         ),
         (
             "tandem_maintenance",
             "gauge",
             "1 while in maintenance mode.",
-            if state.maintenance.active().is_some() { 1.0 } else { 0.0 },
+            if layers.maintenance.active().is_some() { 1.0 } else { 0.0 },
         ),
     ];
     if let Some(up) = redis_up {
         gauges.push(("tandem_redis_up", "gauge", "1 when Redis answers.", up));
     }
-    if let Some(inserts) = state.store.insert_stats() {
+    if let Some(inserts) = workbench.store().insert_stats() {
         let (statements, rows) = (inserts.statements as f64, inserts.rows as f64);
         gauges.push((
             "tandem_db_user_insert_statements_total",
@@ -225,7 +229,7 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
         ));
         gauges.push(("tandem_db_user_insert_rows_total", "counter", "Users those statements created.", rows));
     }
-    if let Some(replica) = state.store.replica_stats() {
+    if let Some(replica) = workbench.store().replica_stats() {
         let in_use = if replica.in_use { 1.0 } else { 0.0 };
         gauges.push(("tandem_replica_in_use", "gauge", "1 while lists read the replica.", in_use));
         if let Some(lag) = replica.lag_seconds {
@@ -246,8 +250,8 @@ pub async fn metrics(state: Data<&Arc<AppState>>) -> Response {
         "Spans not exported: the queue was full, or the collector was down or too slow.",
         crate::telemetry::export::spans_dropped() as f64,
     ));
-    let mut text = state.metrics.render(&gauges);
-    if let Some(keys) = state.verifier.remote() {
+    let mut text = layers.metrics.render(&gauges);
+    if let Some(keys) = layers.verifier.remote() {
         text.push_str(&keys.metrics());
     }
     Response::builder().content_type("text/plain; version=0.0.4; charset=utf-8").body(text)

@@ -36,6 +36,16 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(1000);
 /// replaced (no call waits longer), and ask for no probe of the new one.
 const REPLACED_SETTLE: Duration = Duration::from_millis(1000);
 
+/// The connection's own bounds, a backstop: each user bounds its calls tighter with
+/// [`RedisLink::bounded`] (the idempotency store 1 s, the rate limiter and recent writes 250 ms).
+fn connection_config() -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_millis(1000)))
+        .set_response_timeout(Some(Duration::from_millis(1000)))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_millis(200))
+}
+
 #[derive(Clone)]
 pub struct RedisLink(Arc<Link>);
 
@@ -72,9 +82,11 @@ impl Primary {
 }
 
 impl RedisLink {
-    /// The shared Redis the settings name, if any. Connects lazily: the service starts while
-    /// Redis is down and recovers when it returns.
-    pub fn from_settings(settings: &RedisSettings, config: ConnectionManagerConfig) -> anyhow::Result<Option<Self>> {
+    /// The shared Redis the settings name, if any: the instance's one link, which the
+    /// idempotency store, the rate limiter and recent writes share (one failover state).
+    /// Connects lazily: the service starts while Redis is down and recovers when it returns.
+    pub fn from_settings(settings: &RedisSettings) -> anyhow::Result<Option<Self>> {
+        let config = connection_config();
         let (sentinel, primary) = if let Some(url) = &settings.redis_url {
             (None, Some(Primary::new(Client::open(url.expose())?, &config)?))
         } else if let (Some(sentinels), Some(master)) = (&settings.redis_sentinels, &settings.redis_master) {

@@ -13,7 +13,9 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{app::AppState, auth::Caller, core::storage::AuditEntry, wire::error::ApiError};
+use crate::{
+    auth::Caller, core::storage::AuditEntry, ops::maintenance::Maintenance, wire::error::ApiError, workbench::Workbench,
+};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -27,40 +29,41 @@ fn default_retry_after() -> u32 {
     120
 }
 
-fn maintenance_state(state: &AppState) -> Json<Value> {
-    let active = state.maintenance.active();
+fn maintenance_state(mode: &Maintenance) -> Json<Value> {
+    let active = mode.active();
     Json(json!({
         "enabled": active.is_some(),
         "retryAfterSeconds": active,
-        "forcedByEnvironment": state.maintenance.forced(),
+        "forcedByEnvironment": mode.forced(),
     }))
 }
 
 /// `GET /admin/maintenance`.
 #[handler]
-pub fn maintenance(state: Data<&Arc<AppState>>) -> Json<Value> {
-    maintenance_state(&state)
+pub fn maintenance(mode: Data<&Arc<Maintenance>>) -> Json<Value> {
+    maintenance_state(&mode)
 }
 
 /// `PUT /admin/maintenance {"enabled": true, "retryAfterSeconds": 120}`: for every instance
 /// (each picks it up within a few seconds; this one at once).
 #[handler]
 pub async fn set_maintenance(
-    state: Data<&Arc<AppState>>,
+    mode: Data<&Arc<Maintenance>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
     let body: MaintenanceBody = crate::workbench::routes::steering::strict_body(body).await?;
-    let now = (state.clock)();
-    let before = maintenance_state(&state).0;
-    state
-        .store
+    let now = workbench.now();
+    let before = maintenance_state(&mode).0;
+    workbench
+        .store()
         .set_maintenance(body.enabled, body.retry_after_seconds, now)
         .await
         .map_err(|e| ApiError::from(crate::core::CoreError::from(e)))?;
-    state.maintenance.set(body.enabled, body.retry_after_seconds);
+    mode.set(body.enabled, body.retry_after_seconds);
     tracing::warn!(enabled = body.enabled, "maintenance mode changed");
-    let after = maintenance_state(&state);
+    let after = maintenance_state(&mode);
     let audit = AuditEntry {
         at: now,
         actor: caller.principal.subject.clone(),
@@ -69,7 +72,7 @@ pub async fn set_maintenance(
         before: Some(before.to_string()),
         after: Some(after.0.to_string()),
     };
-    if let Err(err) = state.workbench.record_audit(&audit).await {
+    if let Err(err) = workbench.record_audit(&audit).await {
         tracing::warn!(cause = %err, "a maintenance change was made but not audited");
     }
     Ok(after)

@@ -19,9 +19,12 @@ use crate::{
         fixed::{Access, FixedRoute, FixedRoutes},
         lazy_page::lazy_page,
     },
+    jobs::{Job, Runner},
+    notices,
+    ops::maintenance,
     public,
     settings::Settings,
-    versions,
+    versions, workbench,
 };
 
 pub use self::state::AppState;
@@ -231,8 +234,7 @@ impl Application {
     /// `TANDEM_DRAIN_SECONDS`), stops accepting, lets in-flight requests finish (up to 25 s), and
     /// writes every count still held (the background work's last flush).
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let background = crate::workbench::background::Background::start(self.state.clone());
-        let notices = crate::notices::worker::Worker::start(self.state.clone());
+        let jobs = Runner::start(self.jobs());
         let draining = self.state.clone();
         let shutdown = async move {
             shutdown.await;
@@ -245,7 +247,7 @@ impl Application {
         // every request's whole future again.
         // The state as `Data` is for the routes outside the versions (operators', documents): a
         // version's operations get what they use from the steps, so their requests skip it.
-        let endpoint = http::stack(self.routes.data(self.state.clone()), self.state.layers.clone());
+        let endpoint = http::stack(self.state.handles(self.routes), self.state.layers.clone());
         let settings = &self.state.settings;
         let timeouts = http::guard::Timeouts {
             headers: Duration::from_millis(settings.http.header_read_timeout_ms),
@@ -263,10 +265,20 @@ impl Application {
             heads,
         );
         let served = http::serve::serve(guarded, endpoint, shutdown, SHUTDOWN_GRACE).await;
-        // Requests finished: their counts are in the buffer. The background work finishes what
-        // it holds, then writes them all; notices in flight finish or are sent again later.
-        tokio::join!(background.stop(), notices.stop());
+        // Requests finished: their counts are in the buffer. Each job finishes the tick in
+        // hand; the usage flush then writes them all, notices in flight finish or are sent
+        // again later.
+        jobs.stop().await;
         served
+    }
+
+    /// Every job of this instance, each with the handles it uses.
+    fn jobs(&self) -> Vec<Job> {
+        let state = &self.state;
+        let mut jobs = workbench::jobs::jobs(&state.workbench);
+        jobs.push(maintenance::poll(state.maintenance.clone(), state.store.clone()));
+        jobs.extend(notices::jobs::jobs(&state.notices));
+        jobs
     }
 }
 

@@ -18,7 +18,9 @@ use crate::{
     idempotency,
     notices::{Notices, address::AllowList},
     ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, recent_writes::RecentWrites},
-    settings::{DatabaseSettings, RedisSettings, Settings},
+    public::OperationsDocument,
+    redis_link::RedisLink,
+    settings::{DatabaseSettings, Settings},
     store,
     workbench::Workbench,
 };
@@ -28,12 +30,12 @@ pub struct AppState {
     pub layers: Arc<Layers>,
     pub store: Arc<dyn Store>,
     /// The OpenAPI document of the routes outside the versions, as served.
-    pub operations: String,
+    pub operations: Arc<OperationsDocument>,
     /// What each client does on each version, the questions asked of it, and what operators
     /// set for the migration (pins, brownouts).
     pub workbench: Arc<Workbench>,
     /// Where each client's owners are told, and the sending of what they are told.
-    pub notices: Notices,
+    pub notices: Arc<Notices>,
 }
 
 impl Deref for AppState {
@@ -45,6 +47,19 @@ impl Deref for AppState {
 }
 
 impl AppState {
+    /// The handles the routes outside the versions take, each as its own `Data`: no route
+    /// sees this whole state.
+    pub fn handles<E: poem::Endpoint>(&self, routes: E) -> impl poem::Endpoint<Output = E::Output> + use<E> {
+        use poem::EndpointExt;
+        routes
+            .data(self.layers.clone())
+            .data(self.store.clone())
+            .data(self.operations.clone())
+            .data(self.workbench.clone())
+            .data(self.notices.clone())
+            .data(self.maintenance.clone())
+    }
+
     /// Checks the settings against the versions, connects the stores (applying migrations).
     pub async fn build(settings: Settings, clock: Clock, versions: &[Version]) -> anyhow::Result<Self> {
         Self::build_routed(settings, clock, versions, FixedRoutes::default(), |_| Ok(String::new())).await
@@ -62,8 +77,8 @@ impl AppState {
         let cors = Cors::parse(settings.http.cors_origins.as_deref())?;
         let key = dev_secret::key_source(&settings.tokens, &settings.database)?;
         let verifier = Verifier::start(&key, &settings.tokens, settings.database.db_timeout()).await?;
-        let dispatch = Dispatch::new(versions, &settings.lifecycle)?;
-        let operations = document(&dispatch)?;
+        let dispatch = Arc::new(Dispatch::new(versions, &settings.lifecycle)?);
+        let operations = Arc::new(OperationsDocument(document(&dispatch)?));
         let connection = store::Connection {
             url: settings.database.database_url.expose(),
             timeout: settings.database.db_timeout(),
@@ -75,20 +90,23 @@ impl AppState {
             .as_ref()
             .map(|url| store::Replica { url: url.expose(), max_lag: settings.database.replica_max_lag() });
         let store = store::connect(connection, replica, true).await?;
-        let idempotency = idempotency::from_settings(&settings.redis)?;
-        let maintenance = Maintenance::new(settings.http.maintenance);
+        // One link per instance: one failover state for every user of the shared Redis.
+        let redis = RedisLink::from_settings(&settings.redis)?;
+        let idempotency = idempotency::store(redis.clone());
+        let maintenance = Arc::new(Maintenance::new(settings.http.maintenance));
         if let Some((enabled, retry_after)) = store.maintenance().await? {
             maintenance.set(enabled, retry_after);
         }
-        let rate_limiter = RateLimiter::from_settings(settings.http.rate_limit, &settings.redis)?;
-        let recent_writes = match settings.database.database_replica_url {
-            Some(_) => Some(recent_writes(&settings.database, &settings.redis)?),
-            None => None,
-        };
+        let rate_limiter = RateLimiter::new(settings.http.rate_limit, redis.clone());
+        let recent_writes =
+            settings.database.database_replica_url.as_ref().map(|_| recent_writes(&settings.database, redis));
         let limits = settings.http.page_limits();
         let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
-        let workbench = Arc::new(Workbench::new(store.clone(), settings.lifecycle.usage_retention_days));
-        let notices = Notices::new(AllowList::parse(settings.notices.notices_allow_hosts.as_deref()))?;
+        let retention = settings.lifecycle.usage_retention_days;
+        let workbench = Arc::new(Workbench::new(store.clone(), dispatch.clone(), clock.clone(), retention));
+        let metrics = Arc::new(Metrics::default());
+        let allow = AllowList::parse(settings.notices.notices_allow_hosts.as_deref());
+        let notices = Arc::new(Notices::new(workbench.clone(), metrics.clone(), allow)?);
         let layers = Layers {
             services: Arc::new(Services::new(store.clone(), limits, Writes::Kept)),
             dry_run_services: Arc::new(Services::new(store.clone(), limits, Writes::RolledBack)),
@@ -99,7 +117,7 @@ impl AppState {
             supported_versions,
             settings,
             clock,
-            metrics: Metrics::default(),
+            metrics,
             clients: workbench.clone(),
             maintenance,
             draining: Default::default(),
@@ -110,17 +128,12 @@ impl AppState {
             cors,
         };
         let state = Self { layers: Arc::new(layers), store, operations, workbench, notices };
-        state.workbench.refresh(&state.dispatch, (state.clock)()).await?;
+        state.workbench.refresh().await?;
         Ok(state)
     }
 }
 
 /// Marks that outlast the most a replica in use may lag, as its monitor last saw it.
-fn recent_writes(database: &DatabaseSettings, redis: &RedisSettings) -> anyhow::Result<RecentWrites> {
-    let window = database.replica_max_lag() + store::REPLICA_CHECK_INTERVAL * 2;
-    let config = redis::aio::ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(std::time::Duration::from_millis(250)))
-        .set_response_timeout(Some(std::time::Duration::from_millis(250)))
-        .set_number_of_retries(0);
-    Ok(RecentWrites::new(window, crate::redis_link::RedisLink::from_settings(redis, config)?))
+fn recent_writes(database: &DatabaseSettings, redis: Option<RedisLink>) -> RecentWrites {
+    RecentWrites::new(database.replica_max_lag() + store::REPLICA_CHECK_INTERVAL * 2, redis)
 }

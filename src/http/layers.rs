@@ -34,14 +34,14 @@ pub struct Layers {
     /// The same, for a dry run: every write done and rolled back.
     pub dry_run_services: Arc<Services>,
     pub verifier: Verifier,
-    pub dispatch: Dispatch,
+    pub dispatch: Arc<Dispatch>,
     /// The routes outside the versions, for access and `Allow`.
     pub fixed: FixedRoutes,
     pub supported_versions: HeaderValue,
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     /// What each client does on each version, and what refuses a client before its version.
     pub clients: Arc<dyn ClientRecords>,
-    pub maintenance: Maintenance,
+    pub maintenance: Arc<Maintenance>,
     /// Open connections and their limit, counted by the acceptor.
     pub connections: Arc<Connections>,
     /// Set on SIGTERM: readiness answers 503 while the instance still serves (its drain).

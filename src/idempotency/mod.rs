@@ -121,14 +121,13 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     async fn ping(&self) -> Result<(), Unavailable>;
 }
 
-/// The shared Redis when the settings name one (a URL or Sentinels), else the in-process store
-/// (one instance only).
-pub fn from_settings(redis: &crate::settings::RedisSettings) -> anyhow::Result<Arc<dyn IdempotencyStore>> {
-    match crate::redis_link::RedisLink::from_settings(redis, RedisStore::connection_config())? {
-        Some(link) => Ok(Arc::new(RedisStore::new(link))),
+/// On the shared Redis when there is one, else the in-process store (one instance only).
+pub fn store(redis: Option<crate::redis_link::RedisLink>) -> Arc<dyn IdempotencyStore> {
+    match redis {
+        Some(link) => Arc::new(RedisStore::new(link)),
         None => {
             tracing::warn!("no shared Redis is set: idempotency keys live in this process; run one instance only");
-            Ok(Arc::new(MemoryStore::default()))
+            Arc::new(MemoryStore::default())
         }
     }
 }

@@ -50,15 +50,6 @@ fn unavailable(err: impl std::fmt::Display) -> Unavailable {
 }
 
 impl RedisStore {
-    /// How the store's connection behaves: every call bounded by [`CALL_TIMEOUT`].
-    pub fn connection_config() -> redis::aio::ConnectionManagerConfig {
-        redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(CALL_TIMEOUT))
-            .set_response_timeout(Some(CALL_TIMEOUT))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(200))
-    }
-
     pub fn new(link: RedisLink) -> Self {
         Self { link, complete: Script::new(COMPLETE), release: Script::new(RELEASE) }
     }

@@ -11,11 +11,8 @@ use chrono::{DateTime, Timelike, Utc};
 use poem::http::{HeaderMap, StatusCode};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{address, signing};
-use crate::{
-    app::AppState,
-    core::storage::{Leased, Outcome},
-};
+use super::{Notices, address, signing};
+use crate::core::storage::{Leased, Outcome};
 
 /// How often each instance looks for notices due.
 pub const POLL: Duration = Duration::from_secs(1);
@@ -53,33 +50,33 @@ pub fn client(allow: address::AllowList) -> anyhow::Result<reqwest::Client> {
 }
 
 /// Takes the notices due that this instance has room for, and sends each in its own task.
-pub async fn deliver_due(state: &Arc<AppState>, room: &Arc<Semaphore>) -> anyhow::Result<usize> {
+pub async fn deliver_due(notices: &Arc<Notices>, room: &Arc<Semaphore>) -> anyhow::Result<usize> {
     let free = room.available_permits();
     if free == 0 {
         return Ok(0);
     }
-    let now = (state.clock)();
-    let leased = state.store.lease_due(now, now + LEASE, free as u32).await?;
+    let now = notices.now();
+    let leased = notices.store().lease_due(now, now + LEASE, free as u32).await?;
     let taken = leased.len();
     for notice in leased {
         let permit = room.clone().try_acquire_owned().expect("no more are leased than there is room for");
-        tokio::spawn(attempt(state.clone(), notice, permit));
+        tokio::spawn(attempt(notices.clone(), notice, permit));
     }
     Ok(taken)
 }
 
-async fn attempt(state: Arc<AppState>, notice: Leased, _permit: OwnedSemaphorePermit) {
+async fn attempt(notices: Arc<Notices>, notice: Leased, _permit: OwnedSemaphorePermit) {
     let kind = notice.kind.clone();
-    let outcome = send(&state, &notice).await;
-    let at = (state.clock)();
+    let outcome = send(&notices, &notice).await;
+    let at = notices.now();
     let label = match outcome {
         Outcome::Delivered { .. } => "delivered",
         Outcome::Retry { .. } => "retried",
         Outcome::Failed { .. } => "failed",
         Outcome::Gone => "disabled",
     };
-    state.metrics.notice(&kind, label);
-    if let Err(err) = state.store.record_attempt(notice.id, at, outcome).await {
+    notices.metrics.notice(&kind, label);
+    if let Err(err) = notices.store().record_attempt(notice.id, at, outcome).await {
         // The lease runs out and the notice is tried again, under the same id.
         tracing::warn!(cause = %err, notice = %notice.id, "a notice's attempt was not recorded");
         return;
@@ -89,7 +86,7 @@ async fn attempt(state: Arc<AppState>, notice: Leased, _permit: OwnedSemaphorePe
         && let Ok(wait) = (next - at).to_std()
         && wait < SOON
     {
-        let wake = state.notices.due.clone();
+        let wake = notices.due.clone();
         tokio::spawn(async move {
             tokio::time::sleep(wait).await;
             wake.notify_one();
@@ -101,21 +98,20 @@ async fn attempt(state: Arc<AppState>, notice: Leased, _permit: OwnedSemaphorePe
 const SOON: Duration = Duration::from_secs(60);
 
 /// One attempt, and what it came to.
-async fn send(state: &AppState, notice: &Leased) -> Outcome {
+async fn send(notices: &Notices, notice: &Leased) -> Outcome {
     let Some(endpoint) = &notice.endpoint else {
         // Removed, replaced or disabled since the notice was written: nothing to send it to.
         return Outcome::Failed { status: None };
     };
     let host = endpoint.url.loggable();
-    if address::literal_refused(&endpoint.url, &state.notices.allow) {
+    if address::literal_refused(&endpoint.url, &notices.allow) {
         tracing::warn!(endpoint = %host, notice = %notice.id, "a notice's address is refused");
         return Outcome::Failed { status: None };
     }
     let id = notice.id.to_string();
     let timestamp = Utc::now().timestamp();
     let signature = signing::signature(&endpoint.secret, &id, timestamp, notice.body.as_bytes());
-    let sent = state
-        .notices
+    let sent = notices
         .sender
         .post(endpoint.url.url().clone())
         .header("content-type", "application/json")
@@ -125,7 +121,7 @@ async fn send(state: &AppState, notice: &Leased) -> Outcome {
         .body(notice.body.clone())
         .send()
         .await;
-    let now = (state.clock)();
+    let now = notices.now();
     match sent {
         Ok(answer) if answer.status().is_success() => Outcome::Delivered { status: answer.status().as_u16() },
         Ok(answer) if answer.status() == StatusCode::GONE => {

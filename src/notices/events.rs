@@ -17,9 +17,9 @@ use uuid::Uuid;
 
 use super::payload::{self, Event, Facts};
 use crate::{
-    app::AppState,
     core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
     lifecycle::Lifecycle,
+    notices::Notices,
     workbench::routes::guide,
 };
 
@@ -61,8 +61,8 @@ pub struct Scanner {
     tenants_after: Mutex<HashMap<(String, u16), String>>,
 }
 
-fn versions_told(state: &AppState, now: DateTime<Utc>) -> Vec<Told> {
-    let lineup = state.dispatch.lineup();
+fn versions_told(notices: &Notices, now: DateTime<Utc>) -> Vec<Told> {
+    let lineup = notices.workbench.dispatch.lineup();
     lineup
         .successions()
         .into_iter()
@@ -111,41 +111,41 @@ fn events(
 impl Scanner {
     /// One round: the next endpoints in turn, each told what it was not yet; how many notices
     /// were written.
-    pub async fn scan(&self, state: &AppState) -> anyhow::Result<u64> {
-        let now = (state.clock)();
-        let told = versions_told(state, now);
+    pub async fn scan(&self, notices: &Notices) -> anyhow::Result<u64> {
+        let now = notices.now();
+        let told = versions_told(notices, now);
         if told.is_empty() {
             return Ok(0);
         }
         let after = self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let endpoints = state.store.endpoints_after(after.as_ref(), ENDPOINTS_PER_SCAN).await?;
+        let endpoints = notices.store().endpoints_after(after.as_ref(), ENDPOINTS_PER_SCAN).await?;
         let next = (endpoints.len() == ENDPOINTS_PER_SCAN as usize)
             .then(|| endpoints.last().map(|e| Client::new(&e.tenant, &e.subject)))
             .flatten();
         *self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()) = next;
-        self.tell(state, endpoints, &told, now).await
+        self.tell(notices, endpoints, &told, now).await
     }
 
     /// Right after an endpoint is set: what it is to be told now.
-    pub async fn scan_endpoint(&self, state: &AppState, tenant: &str, subject: &str) -> anyhow::Result<u64> {
-        let now = (state.clock)();
-        let told = versions_told(state, now);
-        let Some(endpoint) = state.store.endpoint(tenant, subject).await? else { return Ok(0) };
+    pub async fn scan_endpoint(&self, notices: &Notices, tenant: &str, subject: &str) -> anyhow::Result<u64> {
+        let now = notices.now();
+        let told = versions_told(notices, now);
+        let Some(endpoint) = notices.store().endpoint(tenant, subject).await? else { return Ok(0) };
         if told.is_empty() || endpoint.disabled_at.is_some() {
             return Ok(0);
         }
-        self.tell(state, vec![endpoint], &told, now).await
+        self.tell(notices, vec![endpoint], &told, now).await
     }
 
     async fn tell(
         &self,
-        state: &AppState,
+        notices: &Notices,
         endpoints: Vec<Endpoint>,
         told: &[Told],
         now: DateTime<Utc>,
     ) -> anyhow::Result<u64> {
-        let brownouts = state.store.brownouts_in_force(now).await?;
-        let mut snapshot = state.store.snapshot().await?;
+        let brownouts = notices.store().brownouts_in_force(now).await?;
+        let mut snapshot = notices.store().snapshot().await?;
         let mut due = Vec::new();
         for (at, version) in told.iter().enumerate() {
             let (own, tenants): (Vec<&Endpoint>, Vec<&Endpoint>) =
@@ -202,15 +202,15 @@ impl Scanner {
             return Ok(0);
         }
         let keys: Vec<String> = due.iter().map(|d| d.key.clone()).collect();
-        let written: HashSet<String> = state.store.existing_events(&keys).await?.into_iter().collect();
+        let written: HashSet<String> = notices.store().existing_events(&keys).await?.into_iter().collect();
         let mut guides: HashMap<(Client, u16), Value> = HashMap::new();
-        let mut notices = Vec::new();
+        let mut new_notices = Vec::new();
         for d in due.into_iter().filter(|d| !written.contains(&d.key)) {
             let told = &told[d.told];
             let guide = match guides.get(&(d.client.clone(), told.version)) {
                 Some(guide) => guide.clone(),
                 None => {
-                    let guide = guide::as_json(state, d.client.clone(), told.version)
+                    let guide = guide::as_json(&notices.workbench, d.client.clone(), told.version)
                         .await
                         .map_err(|e| anyhow::anyhow!("{:?}", e.kind))
                         .context("reading a client's guide")?;
@@ -228,7 +228,7 @@ impl Scanner {
                 now,
             };
             let body = payload::body(&d.event, facts, d.endpoint.format);
-            notices.push(NewNotice {
+            new_notices.push(NewNotice {
                 id: Uuid::now_v7(),
                 event: d.key,
                 kind: d.event.kind(),
@@ -239,7 +239,7 @@ impl Scanner {
                 created_at: now,
             });
         }
-        Ok(state.store.add_notices(&notices).await?)
+        Ok(notices.store().add_notices(&new_notices).await?)
     }
 
     /// The next page of a tenant's clients the version answered lately; after the last page,

@@ -6,19 +6,29 @@
 //! - `payload`: each event, its key (once per client and endpoint) and its body;
 //! - `events`: the scan that writes what is to be told to the outbox;
 //! - `delivery`: leasing, sending and retrying what the outbox holds;
-//! - `worker`: both, as this instance's supervised tasks;
+//! - `jobs`: both, as jobs of the instance's one runner (`crate::jobs`);
 //! - `routes`: endpoints, what was sent, and the acknowledgement of a sunset.
 
 pub mod address;
 pub mod delivery;
 pub mod events;
+pub mod jobs;
 pub mod payload;
 pub mod routes;
 pub mod signing;
-pub mod worker;
 
-/// What one instance holds for notices.
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::{core::storage::Store, ops::metrics::Metrics, workbench::Workbench};
+
+/// What one instance holds for notices: the handle their routes and jobs take.
 pub struct Notices {
+    /// Whose guides the notices carry, the store and the versions (through it).
+    pub workbench: Arc<Workbench>,
+    /// Where delivery outcomes are counted.
+    pub metrics: Arc<Metrics>,
     /// Hosts notices may reach beyond the public internet.
     pub allow: address::AllowList,
     /// Where this instance's scan goes on from.
@@ -26,16 +36,26 @@ pub struct Notices {
     /// The HTTP client notices are sent with.
     pub sender: reqwest::Client,
     /// Woken when a retry this instance scheduled is due, between polls.
-    pub due: std::sync::Arc<tokio::sync::Notify>,
+    pub due: Arc<tokio::sync::Notify>,
 }
 
 impl Notices {
-    pub fn new(allow: address::AllowList) -> anyhow::Result<Self> {
+    pub fn new(workbench: Arc<Workbench>, metrics: Arc<Metrics>, allow: address::AllowList) -> anyhow::Result<Self> {
         Ok(Self {
+            workbench,
+            metrics,
             sender: delivery::client(allow.clone())?,
             allow,
             scanner: Default::default(),
             due: Default::default(),
         })
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        self.workbench.store()
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.workbench.now()
     }
 }

@@ -14,9 +14,8 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{address, signing};
+use super::{Notices, address, signing};
 use crate::{
-    app::AppState,
     auth::{Caller, tenant},
     core::{
         endpoint_url::EndpointUrl,
@@ -51,25 +50,25 @@ fn tenants(name: &str, admin: &Caller) -> Result<Owner, ApiError> {
 }
 
 /// The endpoint an admin's change replaces, for its audit (`None` for a client's own).
-async fn audited_before(state: &AppState, owner: &Owner) -> Result<Option<Endpoint>, ApiError> {
+async fn audited_before(notices: &Notices, owner: &Owner) -> Result<Option<Endpoint>, ApiError> {
     match owner.admin {
-        Some(_) => Ok(state.store.endpoint(&owner.tenant, &owner.subject).await?),
+        Some(_) => Ok(notices.store().endpoint(&owner.tenant, &owner.subject).await?),
         None => Ok(None),
     }
 }
 
 /// Records an admin's change of a tenant's endpoint, as it is shown (never its secret).
-async fn audit(state: &AppState, owner: &Owner, action: &str, before: Option<&Endpoint>, after: Option<&Endpoint>) {
+async fn audit(notices: &Notices, owner: &Owner, action: &str, before: Option<&Endpoint>, after: Option<&Endpoint>) {
     let Some(actor) = &owner.admin else { return };
     let entry = AuditEntry {
-        at: (state.clock)(),
+        at: notices.now(),
         actor: actor.clone(),
         action: action.to_string(),
         target: format!("tenant:{}", owner.tenant),
         before: before.map(|e| endpoint_json(e).to_string()),
         after: after.map(|e| endpoint_json(e).to_string()),
     };
-    if let Err(err) = state.workbench.record_audit(&entry).await {
+    if let Err(err) = notices.workbench.record_audit(&entry).await {
         tracing::warn!(cause = %err, "a tenant's notice endpoint was changed but not audited");
     }
 }
@@ -88,7 +87,7 @@ fn endpoint_json(e: &Endpoint) -> Value {
 }
 
 /// Reads `{"url", "format"}` and checks the URL: `https`, to a host notices may reach.
-async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(EndpointUrl, Format), ApiError> {
+async fn read_endpoint(notices: &Notices, body: poem::Body) -> Result<(EndpointUrl, Format), ApiError> {
     let value = read_strict_json(body).await?;
     let mut reader = ObjectReader::new(&value).map_err(|e| ApiError::validation(vec![e]))?;
     reader.deny_unknown(&["url", "format"]);
@@ -112,7 +111,7 @@ async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(EndpointUr
                 errors.push(FieldError::body("url", Rule::Invalid));
                 None
             }
-            Some(url) => match address::check(&url, &state.notices.allow).await {
+            Some(url) => match address::check(&url, &notices.allow).await {
                 Ok(()) => Some(url),
                 Err(refused) => {
                     let rule = match refused {
@@ -133,31 +132,31 @@ async fn read_endpoint(state: &AppState, body: poem::Body) -> Result<(EndpointUr
     }
 }
 
-async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Result<Json<Value>> {
-    let (url, format) = read_endpoint(state, body).await?;
-    let before = audited_before(state, &owner).await?;
+async fn set(notices: &Arc<Notices>, owner: Owner, body: poem::Body) -> poem::Result<Json<Value>> {
+    let (url, format) = read_endpoint(notices, body).await?;
+    let before = audited_before(notices, &owner).await?;
     let endpoint = Endpoint {
         tenant: owner.tenant.clone(),
         subject: owner.subject.clone(),
         url,
         format,
         secret: signing::new_secret(),
-        created_at: (state.clock)(),
+        created_at: notices.now(),
         disabled_at: None,
     };
-    state.store.set_endpoint(&endpoint).await.map_err(ApiError::from)?;
+    notices.store().set_endpoint(&endpoint).await.map_err(ApiError::from)?;
     tracing::info!(tenant = %endpoint.tenant, endpoint = %endpoint.url.loggable(), "a notice endpoint was set");
     // What is due now is written at once, not at the next round of the scan.
-    let (scanning, tenant, subject) = (state.clone(), endpoint.tenant.clone(), endpoint.subject.clone());
+    let (scanning, tenant, subject) = (notices.clone(), endpoint.tenant.clone(), endpoint.subject.clone());
     tokio::spawn(async move {
-        if let Err(err) = scanning.notices.scanner.scan_endpoint(&scanning, &tenant, &subject).await {
+        if let Err(err) = scanning.scanner.scan_endpoint(&scanning, &tenant, &subject).await {
             tracing::warn!(cause = %format!("{err:#}"), "notices for a new endpoint not written; the next round will");
         }
     });
     // As stored (its time as the store keeps it), and its secret this once.
-    let stored = state.store.endpoint(&endpoint.tenant, &endpoint.subject).await.map_err(ApiError::from)?;
+    let stored = notices.store().endpoint(&endpoint.tenant, &endpoint.subject).await.map_err(ApiError::from)?;
     let stored = stored.as_ref().unwrap_or(&endpoint);
-    audit(state, &owner, "notices.set", before.as_ref(), Some(stored)).await;
+    audit(notices, &owner, "notices.set", before.as_ref(), Some(stored)).await;
     let mut answer = endpoint_json(stored);
     answer["secret"] = json!(endpoint.secret);
     if let Some(map) = answer.as_object_mut() {
@@ -166,18 +165,18 @@ async fn set(state: &Arc<AppState>, owner: Owner, body: poem::Body) -> poem::Res
     Ok(Json(answer))
 }
 
-async fn get(state: &AppState, owner: Owner) -> poem::Result<Json<Value>> {
-    match state.store.endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
+async fn get(notices: &Notices, owner: Owner) -> poem::Result<Json<Value>> {
+    match notices.store().endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
         Some(endpoint) => Ok(Json(endpoint_json(&endpoint))),
         None => Err(ApiError::new(Kind::NotFound).into()),
     }
 }
 
-async fn delete(state: &AppState, owner: Owner) -> poem::Result<Response> {
-    let before = audited_before(state, &owner).await?;
-    match state.store.delete_endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
+async fn delete(notices: &Notices, owner: Owner) -> poem::Result<Response> {
+    let before = audited_before(notices, &owner).await?;
+    match notices.store().delete_endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
         true => {
-            audit(state, &owner, "notices.removed", before.as_ref(), None).await;
+            audit(notices, &owner, "notices.removed", before.as_ref(), None).await;
             Ok(StatusCode::NO_CONTENT.into_response())
         }
         false => Err(ApiError::new(Kind::NotFound).into()),
@@ -187,54 +186,54 @@ async fn delete(state: &AppState, owner: Owner) -> poem::Result<Response> {
 /// `PUT /api/migration/notices {"url", "format"}`: the caller's own endpoint.
 #[handler]
 pub async fn put_mine(
-    state: Data<&Arc<AppState>>,
+    notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
-    set(&state, own(&caller), body).await
+    set(&notices, own(&caller), body).await
 }
 
 /// `GET /api/migration/notices`.
 #[handler]
-pub async fn get_mine(state: Data<&Arc<AppState>>, caller: Data<&Caller>) -> poem::Result<Json<Value>> {
-    get(&state, own(&caller)).await
+pub async fn get_mine(notices: Data<&Arc<Notices>>, caller: Data<&Caller>) -> poem::Result<Json<Value>> {
+    get(&notices, own(&caller)).await
 }
 
 /// `DELETE /api/migration/notices`.
 #[handler]
-pub async fn delete_mine(state: Data<&Arc<AppState>>, caller: Data<&Caller>) -> poem::Result<Response> {
-    delete(&state, own(&caller)).await
+pub async fn delete_mine(notices: Data<&Arc<Notices>>, caller: Data<&Caller>) -> poem::Result<Response> {
+    delete(&notices, own(&caller)).await
 }
 
 /// `PUT /admin/tenants/<tenant>/notices`: one endpoint for every client of a tenant.
 #[handler]
 pub async fn put_tenant(
-    state: Data<&Arc<AppState>>,
+    notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
     Path(name): Path<String>,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
-    set(&state, tenants(&name, &caller)?, body).await
+    set(&notices, tenants(&name, &caller)?, body).await
 }
 
 /// `GET /admin/tenants/<tenant>/notices`.
 #[handler]
 pub async fn get_tenant(
-    state: Data<&Arc<AppState>>,
+    notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
     Path(name): Path<String>,
 ) -> poem::Result<Json<Value>> {
-    get(&state, tenants(&name, &caller)?).await
+    get(&notices, tenants(&name, &caller)?).await
 }
 
 /// `DELETE /admin/tenants/<tenant>/notices`.
 #[handler]
 pub async fn delete_tenant(
-    state: Data<&Arc<AppState>>,
+    notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
     Path(name): Path<String>,
 ) -> poem::Result<Response> {
-    delete(&state, tenants(&name, &caller)?).await
+    delete(&notices, tenants(&name, &caller)?).await
 }
 
 pub fn notice_json(n: &Notice) -> Value {
@@ -252,7 +251,7 @@ pub struct ListQuery {
 }
 
 /// A page of the notices the filter admits, newest first.
-async fn list(state: &AppState, filter: NoticeFilter, query: &ListQuery) -> poem::Result<Json<Value>> {
+async fn list(notices: &Notices, filter: NoticeFilter, query: &ListQuery) -> poem::Result<Json<Value>> {
     let mut errors = Vec::new();
     let limit = page::limit(query.limit.as_deref()).map_err(|e| errors.push(e)).unwrap_or(0);
     let fingerprint = query_of(&[
@@ -269,7 +268,7 @@ async fn list(state: &AppState, filter: NoticeFilter, query: &ListQuery) -> poem
         return Err(ApiError::validation(errors).into());
     }
     // One more than asked: whether another page follows.
-    let mut notices = state.store.notices(&filter, after, limit as u32 + 1).await.map_err(ApiError::from)?;
+    let mut notices = notices.store().notices(&filter, after, limit as u32 + 1).await.map_err(ApiError::from)?;
     let more = notices.len() > limit;
     notices.truncate(limit);
     let next = notices.last().filter(|_| more).map(|n| notice_cursor(n.created_at, n.id, &fingerprint));
@@ -279,18 +278,18 @@ async fn list(state: &AppState, filter: NoticeFilter, query: &ListQuery) -> poem
 /// `GET /api/migration/notices/deliveries`: the notices sent (or to be sent) about the caller.
 #[handler]
 pub async fn deliveries(
-    state: Data<&Arc<AppState>>,
+    notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
     query: Query<ListQuery>,
 ) -> poem::Result<Json<Value>> {
     let owner = own(&caller);
     let filter = NoticeFilter { tenant: Some(owner.tenant), subject: Some(owner.subject), status: None };
-    list(&state, filter, &query).await
+    list(&notices, filter, &query).await
 }
 
 /// `GET /admin/notices?tenant=&status=`: every notice, newest first.
 #[handler]
-pub async fn all(state: Data<&Arc<AppState>>, query: Query<ListQuery>) -> poem::Result<Json<Value>> {
+pub async fn all(notices: Data<&Arc<Notices>>, query: Query<ListQuery>) -> poem::Result<Json<Value>> {
     let mut errors = Vec::new();
     let status = match query.status.as_deref() {
         None => None,
@@ -305,14 +304,14 @@ pub async fn all(state: Data<&Arc<AppState>>, query: Query<ListQuery>) -> poem::
     if !errors.is_empty() {
         return Err(ApiError::validation(errors).into());
     }
-    list(&state, NoticeFilter { tenant: query.tenant.clone(), subject: None, status }, &query).await
+    list(&notices, NoticeFilter { tenant: query.tenant.clone(), subject: None, status }, &query).await
 }
 
 /// `PUT /api/migration/acknowledgement {"version": N, "sunsetAt": "<the current sunset>"}`: the
 /// caller's owners accept that date. 409 when it is not the version's current sunset.
 #[handler]
 pub async fn acknowledge(
-    state: Data<&Arc<AppState>>,
+    notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
@@ -322,7 +321,7 @@ pub async fn acknowledge(
     let version = reader.integer("version");
     let sunset = reader.string("sunsetAt");
     let mut errors = reader.into_errors();
-    let lineup = state.dispatch.lineup();
+    let lineup = notices.workbench.dispatch.lineup();
     let retiring: Vec<u16> = lineup.numbers().filter(|v| lineup.retiring(*v)).collect();
     let version = match version {
         Some(v) => u16::try_from(v).ok().filter(|v| retiring.contains(v)).or_else(|| {
@@ -355,8 +354,8 @@ pub async fn acknowledge(
         return Err(error.with_detail(said).into());
     }
     let client = caller.client();
-    let now = (state.clock)();
-    state.store.acknowledge(version, &client, sunset_at, now).await.map_err(ApiError::from)?;
+    let now = notices.now();
+    notices.store().acknowledge(version, &client, sunset_at, now).await.map_err(ApiError::from)?;
     Ok(Json(json!({"version": version, "sunsetAt": stamp(sunset_at), "tenant": client.tenant,
                    "subject": client.subject, "acknowledgedAt": stamp(now)})))
 }

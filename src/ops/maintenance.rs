@@ -3,8 +3,18 @@
 //! [`POLL`].
 
 use std::{
-    sync::atomic::{AtomicBool, AtomicU32, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU32, Ordering},
+    },
     time::Duration,
+};
+
+use async_trait::async_trait;
+
+use crate::{
+    core::storage::Store,
+    jobs::{Job, Work},
 };
 
 /// How often each instance reads the shared state: a change reaches every instance within
@@ -35,5 +45,26 @@ impl Maintenance {
 
     pub fn forced(&self) -> bool {
         self.forced
+    }
+}
+
+/// The job that reads the shared state every [`POLL`].
+pub fn poll(maintenance: Arc<Maintenance>, store: Arc<dyn Store>) -> Job {
+    Job::every("reading maintenance", POLL, Poll { maintenance, store })
+}
+
+struct Poll {
+    maintenance: Arc<Maintenance>,
+    store: Arc<dyn Store>,
+}
+
+#[async_trait]
+impl Work for Poll {
+    async fn tick(&self) {
+        match self.store.maintenance().await {
+            Ok(Some((enabled, retry_after))) => self.maintenance.set(enabled, retry_after),
+            Ok(None) => {}
+            Err(err) => tracing::warn!(cause = %err, "maintenance state not read"),
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::{
 
 use redis::Script;
 
-use crate::{redis_link::RedisLink, settings::RedisSettings};
+use crate::redis_link::RedisLink;
 
 struct Bucket {
     tokens: f64,
@@ -119,14 +119,6 @@ return {taken, math.floor(tokens), wait}";
 
 impl RateLimiter {
     /// `per_second` for each client, on the shared Redis when there is one.
-    pub fn from_settings(per_second: u32, redis: &RedisSettings) -> anyhow::Result<Self> {
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_millis(200)))
-            .set_response_timeout(Some(Duration::from_millis(200)))
-            .set_number_of_retries(0);
-        Ok(Self::new(per_second, RedisLink::from_settings(redis, config)?))
-    }
-
     pub fn new(per_second: u32, link: Option<RedisLink>) -> Self {
         let rate = f64::from(per_second.max(1));
         let shared = link.map(|link| Shared {

@@ -3,8 +3,8 @@
 //!
 //! - `counting`: what a request counts, kept per client in memory, written in batches that each
 //!   instance writes once, cancellation-safe;
-//! - `background`: the supervised task that writes the counts and keeps this instance in step
-//!   with the others (pins, brownouts, maintenance), and prunes old usage;
+//! - `jobs`: the usage flush, the steering refresh (pins, brownouts) and retention, which the
+//!   instance's one runner (`crate::jobs`) runs;
 //! - `newcomers`: which clients a version closed to new ones still serves;
 //! - `view`: the questions (a client's record, a page of everyone's, readiness, usage), from one
 //!   snapshot of the store and this instance's counts not yet written;
@@ -15,9 +15,9 @@
 //! It never knows which version is which: versions, and which follows which, come from the
 //! lifecycle's [`Lineup`](crate::lifecycle::Lineup).
 
-pub mod background;
 pub mod clients;
 pub mod counting;
+pub mod jobs;
 pub mod newcomers;
 pub mod readiness;
 pub mod records;
@@ -38,11 +38,16 @@ use crate::{
         storage::{Brownout, Store},
     },
     dispatch::Dispatch,
+    http::Clock,
 };
 
-/// The workbench of one instance: its counts, its view of what operators set, and the store.
+/// The workbench of one instance: its counts, its view of what operators set, the store, and
+/// what it reads of the versions. Its routes, its jobs and the notices take this handle.
 pub struct Workbench {
     store: Arc<dyn Store>,
+    /// The versions, their lifecycles, and where pins take effect.
+    pub dispatch: Arc<Dispatch>,
+    clock: Clock,
     pub counting: counting::Counting,
     pub newcomers: newcomers::Newcomers,
     /// Brownouts in force or to come, by version: refreshed from the store by every instance;
@@ -53,9 +58,11 @@ pub struct Workbench {
 }
 
 impl Workbench {
-    pub fn new(store: Arc<dyn Store>, retention_days: u32) -> Self {
+    pub fn new(store: Arc<dyn Store>, dispatch: Arc<Dispatch>, clock: Clock, retention_days: u32) -> Self {
         Self {
             store,
+            dispatch,
+            clock,
             counting: Default::default(),
             newcomers: Default::default(),
             brownouts: RwLock::default(),
@@ -67,6 +74,15 @@ impl Workbench {
         self.store.as_ref()
     }
 
+    pub fn shared_store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// What time it is (tests fix it).
+    pub fn now(&self) -> DateTime<Utc> {
+        (self.clock)()
+    }
+
     /// A brownout set by an operator that refuses this client on `version` now, if any.
     pub fn brownout_for(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<Brownout> {
         let brownouts = self.brownouts.read().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -74,9 +90,10 @@ impl Workbench {
     }
 
     /// Reads the pins and the brownouts in force that operators set (through any instance).
-    pub async fn refresh(&self, dispatch: &Dispatch, now: DateTime<Utc>) -> Result<(), CoreError> {
+    pub async fn refresh(&self) -> Result<(), CoreError> {
+        let now = self.now();
         let pins = self.store.pins().await?;
-        dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
+        self.dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
         let mut by_version: HashMap<u16, Vec<Brownout>> = HashMap::new();
         for brownout in self.store.brownouts_in_force(now).await? {
             by_version.entry(brownout.version).or_default().push(brownout);

@@ -19,7 +19,6 @@ use super::{
     versions,
 };
 use crate::{
-    app::AppState,
     auth::{Caller, tenant},
     core::{
         fields::{FieldError, Rule},
@@ -30,6 +29,7 @@ use crate::{
         context::RequestInfo,
         error::{ApiError, Kind},
     },
+    workbench::Workbench,
     workbench::{
         records::ClientRecord,
         view::{self, Versions},
@@ -42,9 +42,9 @@ pub struct MineQuery {
 }
 
 /// One record as README "The migration workbench" shapes it.
-fn record_json(state: &AppState, record: &ClientRecord, versions: &Versions, now: DateTime<Utc>) -> Value {
+fn record_json(workbench: &Workbench, record: &ClientRecord, versions: &Versions, now: DateTime<Utc>) -> Value {
     let (version, successor) = (versions.version, versions.successor.unwrap_or(versions.version));
-    let lifecycle = state.dispatch.lifecycle(version).cloned().unwrap_or_default();
+    let lifecycle = workbench.dispatch.lifecycle(version).cloned().unwrap_or_default();
     let routes: Vec<Value> = record
         .routes
         .iter()
@@ -55,8 +55,8 @@ fn record_json(state: &AppState, record: &ClientRecord, versions: &Versions, now
                 "requests": route.requests,
                 "firstSeen": route.first_seen.map(stamp),
                 "lastSeen": route.last_seen.map(stamp),
-                "successor": state.dispatch.successor_template(version, &route.route),
-                "changes": state.dispatch.changes_touching(version, &route.method, &route.route),
+                "successor": workbench.dispatch.successor_template(version, &route.route),
+                "changes": workbench.dispatch.changes_touching(version, &route.method, &route.route),
                 "exposures": route.exposures.iter().map(|e| {
                     json!({"change": e.change, "requests": e.requests, "lastSeen": stamp(e.last_seen),
                            "details": details_json(&e.details)})
@@ -96,17 +96,17 @@ pub fn details_json(details: &[(String, u64, DateTime<Utc>)]) -> Vec<Value> {
 /// yet written included.
 #[handler]
 pub async fn mine(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     query: Query<MineQuery>,
 ) -> poem::Result<Json<Value>> {
-    let versions = versions(&state, query.version)?;
-    let now = (state.clock)();
+    let versions = versions(&workbench, query.version)?;
+    let now = workbench.now();
     let client = caller.client();
-    let workbench = &state.workbench;
+    let workbench = &workbench;
     let record =
         view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
-    Ok(Json(record_json(&state, &record, &versions, now)))
+    Ok(Json(record_json(&workbench, &record, &versions, now)))
 }
 
 #[derive(Deserialize)]
@@ -130,8 +130,8 @@ struct Asked {
     query: String,
 }
 
-fn asked(state: &AppState, query: &EveryoneQuery, req: &Request) -> Result<Asked, ApiError> {
-    let versions = versions(state, query.version)?;
+fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<Asked, ApiError> {
+    let versions = versions(workbench, query.version)?;
     let mut errors = Vec::new();
     let csv = match query.format.as_deref() {
         Some("csv") => true,
@@ -176,16 +176,16 @@ fn asked(state: &AppState, query: &EveryoneQuery, req: &Request) -> Result<Asked
 /// every client and route, streamed page after page.
 #[handler]
 pub async fn everyone(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     query: Query<EveryoneQuery>,
     req: &Request,
 ) -> poem::Result<Response> {
-    let asked = asked(&state, &query, req)?;
+    let asked = asked(&workbench, &query, req)?;
     if asked.csv {
-        return Ok(csv_response(state.0.clone(), asked));
+        return Ok(csv_response(workbench.0.clone(), asked));
     }
-    let now = (state.clock)();
-    let workbench = &state.workbench;
+    let now = workbench.now();
+    let workbench = &workbench;
     let page = view::everyone(
         workbench.store(),
         &workbench.counting,
@@ -199,12 +199,12 @@ pub async fn everyone(
     .map_err(ApiError::from)?;
     let by_status: serde_json::Map<String, Value> =
         Status::ALL.iter().map(|s| (s.name().to_string(), json!(page.counts.of(*s)))).collect();
-    let told = told(&state, &page.records).await?;
+    let told = told(&workbench, &page.records).await?;
     let records: Vec<Value> = page
         .records
         .iter()
         .map(|r| {
-            let mut record = record_json(&state, r, &asked.versions, now);
+            let mut record = record_json(&workbench, r, &asked.versions, now);
             record["notices"] = told(r);
             record
         })
@@ -221,10 +221,10 @@ pub async fn everyone(
 
 /// How each client of a page is told (README "Notices to clients"): whether an endpoint (its own
 /// or its tenant's) reaches it, and its last notice.
-async fn told(state: &AppState, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Value, ApiError> {
+async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Value, ApiError> {
     let clients: Vec<Client> = records.iter().map(|r| Client::new(&r.tenant, &r.subject)).collect();
-    let endpoints = state.store.endpoints_for(&clients).await.map_err(ApiError::from)?;
-    let last = state.store.last_notices(&clients).await.map_err(ApiError::from)?;
+    let endpoints = workbench.store().endpoints_for(&clients).await.map_err(ApiError::from)?;
+    let last = workbench.store().last_notices(&clients).await.map_err(ApiError::from)?;
     Ok(move |r: &ClientRecord| {
         let reached = endpoints.iter().any(|e| {
             e.disabled_at.is_none() && e.tenant == r.tenant && (e.subject.is_empty() || e.subject == r.subject)
@@ -253,7 +253,7 @@ const CSV_PAGE: usize = 1000;
 
 /// The rows of one page: one per client and route (a client without routes, one row).
 fn csv_rows(
-    state: &AppState,
+    workbench: &Workbench,
     records: &[ClientRecord],
     version: u16,
     out: &mut csv::Writer<Vec<u8>>,
@@ -272,9 +272,9 @@ fn csv_rows(
                 route.requests.to_string(),
                 route.first_seen.map(stamp).unwrap_or_default(),
                 route.last_seen.map(stamp).unwrap_or_default(),
-                state.dispatch.changes_touching(version, &route.method, &route.route).join(" "),
+                workbench.dispatch.changes_touching(version, &route.method, &route.route).join(" "),
                 exposures.join(" "),
-                state.dispatch.successor_template(version, &route.route).unwrap_or_default(),
+                workbench.dispatch.successor_template(version, &route.route).unwrap_or_default(),
             ]))?;
         }
     }
@@ -283,7 +283,7 @@ fn csv_rows(
 
 /// The CSV, written page after page as the client reads it. A page that cannot be read ends
 /// the stream with an error (the client sees it cut short), and is logged.
-fn csv_response(state: Arc<AppState>, asked: Asked) -> Response {
+fn csv_response(workbench: Arc<Workbench>, asked: Asked) -> Response {
     let version = asked.versions.version;
     let header = {
         let mut out = csv::Writer::from_writer(Vec::new());
@@ -291,13 +291,12 @@ fn csv_response(state: Arc<AppState>, asked: Asked) -> Response {
         out.into_inner().expect("writes to memory")
     };
     let first = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(header)) });
-    let pages = futures_util::stream::unfold(Some((state, asked.after)), move |at| {
+    let pages = futures_util::stream::unfold(Some((workbench, asked.after)), move |at| {
         let versions = asked.versions.clone();
         let filter = asked.filter.clone();
         async move {
-            let (state, after) = at?;
-            let now = (state.clock)();
-            let workbench = &state.workbench;
+            let (workbench, after) = at?;
+            let now = workbench.now();
             let page = view::everyone(
                 workbench.store(),
                 &workbench.counting,
@@ -316,11 +315,11 @@ fn csv_response(state: Arc<AppState>, asked: Asked) -> Response {
                 }
             };
             let mut out = csv::Writer::from_writer(Vec::new());
-            if let Err(err) = csv_rows(&state, &page.records, versions.version, &mut out) {
+            if let Err(err) = csv_rows(&workbench, &page.records, versions.version, &mut out) {
                 return Some((Err(std::io::Error::other(err)), None));
             }
             let bytes = Bytes::from(out.into_inner().unwrap_or_default());
-            let next = page.next.map(|place| (state, Some(place)));
+            let next = page.next.map(|place| (workbench, Some(place)));
             Some((Ok(bytes), next))
         }
     });
@@ -333,8 +332,8 @@ fn csv_response(state: Arc<AppState>, asked: Asked) -> Response {
 /// `GET /api/v<N>/changes`: the catalogue of the version's breaking changes from the previous
 /// one (public; the version comes from dispatch).
 #[handler]
-pub fn changes(state: Data<&Arc<AppState>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
+pub fn changes(workbench: Data<&Arc<Workbench>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
     let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let catalogue = state.dispatch.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let catalogue = workbench.dispatch.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(catalogue.to_string()))
 }

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 
 use super::page;
 use crate::{
-    app::AppState,
     core::{
         fields::{FieldError, Rule},
         storage::Store,
@@ -22,6 +21,7 @@ use crate::{
     dispatch::Dispatch,
     encoding::rfc3339_seconds as stamp,
     wire::error::{ApiError, Kind},
+    workbench::Workbench,
     workbench::{
         counting::Counting,
         readiness::{self, MAX_WINDOW, Readiness},
@@ -168,7 +168,7 @@ pub struct ReadinessQuery {
 /// counts not yet written.
 #[handler]
 pub async fn of_version(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     Path(version): Path<String>,
     query: Query<ReadinessQuery>,
 ) -> poem::Result<Json<Value>> {
@@ -178,9 +178,9 @@ pub async fn of_version(
         Some(raw) => raw.parse::<u32>().unwrap_or(0),
     };
     let limit = page::limit(query.limit.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
-    let question = Question { version, window, limit, now: (state.clock)() };
-    let workbench = &state.workbench;
-    let answer = assess(workbench.store(), Some(&workbench.counting), &state.dispatch, question).await;
+    let question = Question { version, window, limit, now: workbench.now() };
+    let workbench = &workbench;
+    let answer = assess(workbench.store(), Some(&workbench.counting), &workbench.dispatch, question).await;
     match answer.map_err(ApiError::from)? {
         Ok(answer) => Ok(Json(answer)),
         Err(Unanswerable::Window) => {

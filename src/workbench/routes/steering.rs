@@ -12,11 +12,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::{
-    app::AppState,
     auth::{Caller, tenant},
     core::fields::{FieldError, Rule},
     encoding::rfc3339_seconds as stamp,
     wire::error::ApiError,
+    workbench::Workbench,
     workbench::steering::{BrownoutRequest, brownout_json, pin_json},
 };
 
@@ -42,10 +42,10 @@ pub struct PinBody {
 
 /// `GET /admin/tenants/<tenant>/default-version`.
 #[handler]
-pub async fn get_pin(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
+pub async fn get_pin(workbench: Data<&Arc<Workbench>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
-    let default = state.dispatch.default_version();
-    let pins = state.workbench.pins().await.map_err(ApiError::from)?;
+    let default = workbench.dispatch.default_version();
+    let pins = workbench.pins().await.map_err(ApiError::from)?;
     Ok(Json(match pins.iter().find(|p| p.tenant == name) {
         Some(pin) => pin_json(pin, default),
         None => json!({"tenant": name, "version": default, "previous": null, "changedAt": null, "changedBy": null}),
@@ -56,49 +56,47 @@ pub async fn get_pin(state: Data<&Arc<AppState>>, Path(name): Path<String>) -> p
 /// name no version go to that version, on every instance within a poll.
 #[handler]
 pub async fn put_pin(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     Path(name): Path<String>,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
     let body: PinBody = strict_body(body).await?;
-    let served = u16::try_from(body.version).ok().filter(|v| state.dispatch.versions().any(|n| n == *v));
+    let served = u16::try_from(body.version).ok().filter(|v| workbench.dispatch.versions().any(|n| n == *v));
     let version = served.ok_or_else(|| {
-        ApiError::validation(vec![FieldError::body("version", Rule::OneOf(state.dispatch.supported.clone()))])
+        ApiError::validation(vec![FieldError::body("version", Rule::OneOf(workbench.dispatch.supported.clone()))])
     })?;
-    let pin = state
-        .workbench
-        .pin(&name, Some(version), state.dispatch.default_version(), &caller.principal.subject, (state.clock)())
+    let pin = workbench
+        .pin(&name, Some(version), workbench.dispatch.default_version(), &caller.principal.subject, workbench.now())
         .await
         .map_err(ApiError::from)?;
-    refresh(&state).await;
-    Ok(Json(pin_json(&pin, state.dispatch.default_version())))
+    refresh(&workbench).await;
+    Ok(Json(pin_json(&pin, workbench.dispatch.default_version())))
 }
 
 /// `DELETE /admin/tenants/<tenant>/default-version`: back to `TANDEM_DEFAULT_VERSION`.
 #[handler]
 pub async fn delete_pin(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     Path(name): Path<String>,
 ) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
-    let default = state.dispatch.default_version();
-    let pin = state
-        .workbench
-        .pin(&name, None, default, &caller.principal.subject, (state.clock)())
+    let default = workbench.dispatch.default_version();
+    let pin = workbench
+        .pin(&name, None, default, &caller.principal.subject, workbench.now())
         .await
         .map_err(ApiError::from)?;
-    refresh(&state).await;
+    refresh(&workbench).await;
     Ok(Json(pin_json(&pin, default)))
 }
 
 /// `GET /admin/tenants`: every tenant whose default version an operator set.
 #[handler]
-pub async fn list_pins(state: Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
-    let default = state.dispatch.default_version();
-    let pins = state.workbench.pins().await.map_err(ApiError::from)?;
+pub async fn list_pins(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
+    let default = workbench.dispatch.default_version();
+    let pins = workbench.pins().await.map_err(ApiError::from)?;
     let pinned: Vec<Value> = pins.iter().filter(|p| p.version.is_some()).map(|p| pin_json(p, default)).collect();
     Ok(Json(json!({"defaultVersion": default, "tenants": pinned})))
 }
@@ -116,7 +114,7 @@ pub struct BrownoutBody {
 /// `POST /admin/brownouts {"version": 1, "start", "end", "tenant"?, "subject"?}`.
 #[handler]
 pub async fn create_brownout(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     body: poem::Body,
 ) -> poem::Result<Response> {
@@ -128,13 +126,12 @@ pub async fn create_brownout(
         tenant: body.tenant,
         subject: body.subject,
     };
-    let known = |v: u16| state.dispatch.versions().any(|n| n == v);
-    let brownout = state
-        .workbench
-        .add_brownout(request, known, tenant::is_valid, &caller.principal.subject, (state.clock)())
+    let known = |v: u16| workbench.dispatch.versions().any(|n| n == v);
+    let brownout = workbench
+        .add_brownout(request, known, tenant::is_valid, &caller.principal.subject, workbench.now())
         .await
         .map_err(ApiError::from)?;
-    refresh(&state).await;
+    refresh(&workbench).await;
     Ok(Json(brownout_json(&brownout))
         .with_status(StatusCode::CREATED)
         .with_header("location", format!("/admin/brownouts/{}", brownout.id))
@@ -143,13 +140,13 @@ pub async fn create_brownout(
 
 /// `GET /admin/brownouts`: the ones operators set (newest first), and those of the settings.
 #[handler]
-pub async fn list_brownouts(state: Data<&Arc<AppState>>) -> poem::Result<Json<Value>> {
-    let brownouts = state.workbench.brownouts().await.map_err(ApiError::from)?;
-    let configured: Vec<Value> = state
+pub async fn list_brownouts(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
+    let brownouts = workbench.brownouts().await.map_err(ApiError::from)?;
+    let configured: Vec<Value> = workbench
         .dispatch
         .versions()
         .flat_map(|n| {
-            let lifecycle = state.dispatch.lifecycle(n).cloned().unwrap_or_default();
+            let lifecycle = workbench.dispatch.lifecycle(n).cloned().unwrap_or_default();
             lifecycle.brownouts.into_iter().map(move |(s, e)| json!({"version": n, "start": stamp(s), "end": stamp(e)}))
         })
         .collect();
@@ -162,15 +159,14 @@ pub async fn list_brownouts(state: Data<&Arc<AppState>>) -> poem::Result<Json<Va
 /// `DELETE /admin/brownouts/<id>`: ends it now.
 #[handler]
 pub async fn end_brownout(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     Path(id): Path<String>,
 ) -> poem::Result<Json<Value>> {
     let id = uuid::Uuid::try_parse(&id)
         .map_err(|_| ApiError::validation(vec![FieldError::parameter("id", Rule::ExpectedUuid)]))?;
-    let ended =
-        state.workbench.end_brownout(id, &caller.principal.subject, (state.clock)()).await.map_err(ApiError::from)?;
-    refresh(&state).await;
+    let ended = workbench.end_brownout(id, &caller.principal.subject, workbench.now()).await.map_err(ApiError::from)?;
+    refresh(&workbench).await;
     Ok(Json(brownout_json(&ended)))
 }
 
@@ -181,12 +177,12 @@ pub struct AuditQuery {
 
 /// `GET /admin/audit?limit=100`: every change through `/admin/…`, newest first.
 #[handler]
-pub async fn audit(state: Data<&Arc<AppState>>, query: Query<AuditQuery>) -> poem::Result<Json<Value>> {
+pub async fn audit(workbench: Data<&Arc<Workbench>>, query: Query<AuditQuery>) -> poem::Result<Json<Value>> {
     let limit = query.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return Err(ApiError::validation(vec![FieldError::parameter("limit", Rule::Max { max: 1000 })]).into());
     }
-    let entries = state.workbench.audit(limit).await.map_err(ApiError::from)?;
+    let entries = workbench.audit(limit).await.map_err(ApiError::from)?;
     let parse = |raw: &Option<String>| raw.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok());
     let entries: Vec<Value> = entries
         .iter()
@@ -205,8 +201,8 @@ pub async fn audit(state: Data<&Arc<AppState>>, query: Query<AuditQuery>) -> poe
 }
 
 /// This instance applies a change at once; the others within their next poll.
-async fn refresh(state: &AppState) {
-    if let Err(err) = state.workbench.refresh(&state.dispatch, (state.clock)()).await {
+async fn refresh(workbench: &Workbench) {
+    if let Err(err) = workbench.refresh().await {
         tracing::warn!(cause = %err, "pins and brownouts not re-read");
     }
 }

@@ -14,13 +14,13 @@ use serde_json::{Value, json};
 
 use super::page::{self, client_cursor, query_of, read_client};
 use crate::{
-    app::AppState,
     core::{
         fields::{FieldError, Rule},
         storage::UsageRow,
     },
     encoding::rfc3339_seconds as stamp,
     wire::error::ApiError,
+    workbench::Workbench,
     workbench::view,
 };
 
@@ -87,16 +87,16 @@ fn client_usage(tenant: String, subject: String, rows: &[UsageRow]) -> ClientUsa
 /// Counts whole UTC days from `since`'s day. Default: the version the migration tools
 /// describe, the last 30 days.
 #[handler]
-pub async fn usage(state: Data<&Arc<AppState>>, query: Query<UsageQuery>) -> poem::Result<Json<Value>> {
-    let lineup = state.dispatch.lineup();
-    let version = query.version.or_else(|| lineup.described()).unwrap_or(state.dispatch.default_version());
+pub async fn usage(workbench: Data<&Arc<Workbench>>, query: Query<UsageQuery>) -> poem::Result<Json<Value>> {
+    let lineup = workbench.dispatch.lineup();
+    let version = query.version.or_else(|| lineup.described()).unwrap_or(workbench.dispatch.default_version());
     let mut errors = Vec::new();
     let since = match query.since.as_deref() {
         Some(raw) => DateTime::parse_from_rfc3339(raw)
             .map(|t| t.with_timezone(&Utc))
             .map_err(|_| errors.push(FieldError::parameter("since", Rule::Invalid)))
             .ok(),
-        None => Some((state.clock)() - chrono::Duration::days(30)),
+        None => Some(workbench.now() - chrono::Duration::days(30)),
     };
     let limit = page::limit(query.limit.as_deref()).map_err(|e| errors.push(e)).unwrap_or(page::DEFAULT_LIMIT);
     let since_day: NaiveDate = since.map_or(NaiveDate::MIN, |s| s.date_naive());
@@ -108,13 +108,13 @@ pub async fn usage(state: Data<&Arc<AppState>>, query: Query<UsageQuery>) -> poe
     let (false, Some(since)) = (!errors.is_empty(), since) else {
         return Err(ApiError::validation(errors).into());
     };
-    let workbench = &state.workbench;
+    let workbench = &workbench;
     let page = view::usage(workbench.store(), &workbench.counting, version, since_day, after.as_ref(), limit)
         .await
         .map_err(ApiError::from)?;
     let clients: Vec<ClientUsage> =
         page.clients.into_iter().map(|(client, rows)| client_usage(client.tenant, client.subject, &rows)).collect();
-    let lifecycle = state.dispatch.lifecycle(version).cloned().unwrap_or_default();
+    let lifecycle = workbench.dispatch.lifecycle(version).cloned().unwrap_or_default();
     let requests: u64 = page.per_day.values().sum();
     Ok(Json(json!({
         "version": version,

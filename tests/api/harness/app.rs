@@ -92,9 +92,7 @@ impl FixedClock {
     pub fn clock(&self) -> Clock {
         let (time, panic) = (self.time.clone(), self.panic_in_background.clone());
         Arc::new(move || {
-            if tandem::workbench::background::is_background_work()
-                && panic.swap(false, std::sync::atomic::Ordering::SeqCst)
-            {
+            if tandem::jobs::is_background_work() && panic.swap(false, std::sync::atomic::Ordering::SeqCst) {
                 panic!("a fault the test injected into the background work");
             }
             *time.lock().unwrap()

@@ -19,13 +19,13 @@ use serde::Deserialize;
 use self::model::Guide;
 use super::versions;
 use crate::{
-    app::AppState,
     auth::Caller,
     core::{
         fields::{FieldError, Rule},
         storage::Client,
     },
     wire::error::{ApiError, Kind},
+    workbench::Workbench,
     workbench::view,
 };
 
@@ -38,41 +38,45 @@ pub struct GuideQuery {
 
 /// The guide of one client, fleet-wide, from its rows alone (with this instance's counts not
 /// yet written). The version asked about defaults to the one the record describes.
-async fn guide_of(state: &AppState, client: Client, asked: Option<u16>) -> Result<(Guide, bool), ApiError> {
-    let versions = versions(state, asked)?;
-    let now = (state.clock)();
-    let workbench = &state.workbench;
+async fn guide_of(workbench: &Workbench, client: Client, asked: Option<u16>) -> Result<(Guide, bool), ApiError> {
+    let versions = versions(workbench, asked)?;
+    let now = workbench.now();
+    let workbench = &workbench;
     let record =
         view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
     let to = versions.successor.unwrap_or(versions.version);
-    Ok((Guide::of(&record, versions.version, to, state, now), record.seen()))
+    Ok((Guide::of(&record, versions.version, to, workbench, now), record.seen()))
 }
 
 /// A client's guide on `version` as JSON, as `GET /api/migration/guide` answers it: what each
 /// notice to the client carries.
-pub async fn as_json(state: &AppState, client: Client, version: u16) -> Result<serde_json::Value, ApiError> {
-    let (guide, _) = guide_of(state, client, Some(version)).await?;
+pub async fn as_json(workbench: &Workbench, client: Client, version: u16) -> Result<serde_json::Value, ApiError> {
+    let (guide, _) = guide_of(workbench, client, Some(version)).await?;
     Ok(guide.to_json())
 }
 
 /// `GET /api/migration/guide`: the caller's own guide.
 #[handler]
 pub async fn mine(
-    state: Data<&Arc<AppState>>,
+    workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
     query: Query<GuideQuery>,
     req: &Request,
 ) -> poem::Result<Response> {
     let form = text::Form::asked(req)?;
     let client = caller.client();
-    let (guide, _) = guide_of(&state, client, query.version).await?;
+    let (guide, _) = guide_of(&workbench, client, query.version).await?;
     Ok(text::respond(&guide, form))
 }
 
 /// `GET /admin/migration/guide?version=1&tenant=T&subject=S`: any client's guide; 404 for a
 /// client never seen on the version.
 #[handler]
-pub async fn anyones(state: Data<&Arc<AppState>>, query: Query<GuideQuery>, req: &Request) -> poem::Result<Response> {
+pub async fn anyones(
+    workbench: Data<&Arc<Workbench>>,
+    query: Query<GuideQuery>,
+    req: &Request,
+) -> poem::Result<Response> {
     let form = text::Form::asked(req)?;
     let required = |name: &'static str, value: &Option<String>| match value.as_deref().filter(|v| !v.is_empty()) {
         Some(_) => None,
@@ -84,7 +88,7 @@ pub async fn anyones(state: Data<&Arc<AppState>>, query: Query<GuideQuery>, req:
         return Err(ApiError::validation(missing).into());
     };
     let client = Client::new(tenant, subject);
-    let (guide, seen) = guide_of(&state, client, query.version).await?;
+    let (guide, seen) = guide_of(&workbench, client, query.version).await?;
     if !seen {
         return Err(ApiError::new(Kind::NotFound).into());
     }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::super::migration::details_json;
 use crate::{
-    app::AppState, changes::Change, core::storage::Status, encoding::rfc3339_seconds as stamp,
+    changes::Change, core::storage::Status, encoding::rfc3339_seconds as stamp, workbench::Workbench,
     workbench::records::ClientRecord,
 };
 
@@ -68,8 +68,8 @@ impl GuideRoute {
 
 impl Guide {
     /// The guide of `record`, a client's way from `from` to `to` whose changes are `changes`.
-    pub fn of(record: &ClientRecord, from: u16, to: u16, state: &AppState, now: DateTime<Utc>) -> Guide {
-        let changes = state.dispatch.changes_to_successor(from);
+    pub fn of(record: &ClientRecord, from: u16, to: u16, workbench: &Workbench, now: DateTime<Utc>) -> Guide {
+        let changes = workbench.dispatch.changes_to_successor(from);
         let declared = |id: &str| changes.iter().find(|c| c.id == id);
         let routes: Vec<GuideRoute> = record
             .routes
@@ -93,14 +93,14 @@ impl Guide {
                     method: route.method.clone(),
                     route: route.route.clone(),
                     requests: route.requests,
-                    called: state.dispatch.called_path(from, &route.route),
-                    successor: state.dispatch.successor_template(from, &route.route),
+                    called: workbench.dispatch.called_path(from, &route.route),
+                    successor: workbench.dispatch.successor_template(from, &route.route),
                     must_change,
                     must_read,
                 }
             })
             .collect();
-        let lifecycle = state.dispatch.lifecycle(from).cloned().unwrap_or_default();
+        let lifecycle = workbench.dispatch.lifecycle(from).cloned().unwrap_or_default();
         let sunset_at = lifecycle.sunset_at;
         let days_left = lifecycle.days_left(now);
         let must_change = routes.iter().any(|r| !r.must_change.is_empty());
