@@ -106,7 +106,7 @@ pub async fn mine(
     let workbench = &workbench;
     let record =
         view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
-    Ok(Json(record_json(&workbench, &record, &versions, now)))
+    Ok(Json(record_json(workbench, &record, &versions, now)))
 }
 
 #[derive(Deserialize)]
@@ -199,12 +199,12 @@ pub async fn everyone(
     .map_err(ApiError::from)?;
     let by_status: serde_json::Map<String, Value> =
         Status::ALL.iter().map(|s| (s.name().to_string(), json!(page.counts.of(*s)))).collect();
-    let told = told(&workbench, &page.records).await?;
+    let told = told(workbench, &page.records).await?;
     let records: Vec<Value> = page
         .records
         .iter()
         .map(|r| {
-            let mut record = record_json(&workbench, r, &asked.versions, now);
+            let mut record = record_json(workbench, r, &asked.versions, now);
             record["notices"] = told(r);
             record
         })
