@@ -7,7 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use poem::{Response, handler, http::Method, web::Data};
 use serde_json::{Value, json};
 
-use crate::{http::Layers, lifecycle::Stage};
+use crate::{http::Layers, registry::lifecycle::Stage};
 
 pub const PATH: &str = "/.well-known/api-catalog";
 /// The link every answer carries, so a `HEAD` finds the catalog (RFC 9727 §2).
@@ -27,7 +27,7 @@ pub fn catalog(layers: Data<&Arc<Layers>>, method: Method) -> Response {
 /// deprecated its deprecation page (and its sunset, the date in the link's title).
 pub fn linkset(layers: &Layers, now: DateTime<Utc>) -> Value {
     let entries: Vec<Value> = layers
-        .dispatch
+        .registry
         .versions()
         .map(|number| {
             let mut entry = json!({
@@ -35,7 +35,7 @@ pub fn linkset(layers: &Layers, now: DateTime<Utc>) -> Value {
                 "service-desc": [{"href": format!("/api/v{number}/openapi.json"), "type": "application/vnd.oai.openapi+json"}],
                 "service-doc": [{"href": format!("/docs/v{number}/"), "type": "text/html"}],
             });
-            let lifecycle = layers.dispatch.lifecycle(number).cloned().unwrap_or_default();
+            let lifecycle = layers.registry.lifecycle(number).cloned().unwrap_or_default();
             let page = format!("/docs/v{number}/deprecation");
             if lifecycle.stage(now) != Stage::Current {
                 entry["deprecation"] = json!([{"href": page, "type": "text/html"}]);

@@ -223,7 +223,7 @@ async fn run(command: Command, settings: Settings, traces: Option<ExportSettings
 /// stderr when it cannot tell.
 async fn sunset_check(settings: Settings, version: u16, window: u32, format: ReportFormat) -> ExitCode {
     let answer = async {
-        let dispatch = crate::dispatch::Dispatch::new(&crate::versions::all(), &settings.lifecycle)?;
+        let registry = crate::registry::Registry::new(&crate::versions::all(), &settings.lifecycle)?;
         let store = store::connect(connection(&settings.database), None, false).await?;
         let now = chrono::Utc::now();
         use crate::workbench::routes::readiness::{self, Question};
@@ -232,7 +232,7 @@ async fn sunset_check(settings: Settings, version: u16, window: u32, format: Rep
             ReportFormat::Json => crate::workbench::routes::page::DEFAULT_LIMIT,
         };
         let answer =
-            readiness::assess(store.as_ref(), None, &dispatch, Question { version, window, limit, now }).await?;
+            readiness::assess(store.as_ref(), None, &registry, Question { version, window, limit, now }).await?;
         answer.map_err(|why| anyhow::anyhow!("{why}"))
     };
     match answer.await {

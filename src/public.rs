@@ -15,7 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::{
     core::storage::{Store, StoreError},
     http::Layers,
-    lifecycle::Stage,
+    registry::lifecycle::Stage,
     wire::{
         context::RequestInfo,
         error::{ApiError, Kind},
@@ -104,7 +104,7 @@ pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
 #[handler]
 pub fn openapi_document(layers: Data<&Arc<Layers>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
     let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let document = layers.dispatch.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let document = layers.registry.document(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(document.to_string()))
 }
 
@@ -119,10 +119,10 @@ pub fn operations_document(document: Data<&Arc<OperationsDocument>>) -> Response
 pub fn api_versions(layers: Data<&Arc<Layers>>) -> Json<serde_json::Value> {
     let now = (layers.clock)();
     let versions: Vec<serde_json::Value> = layers
-        .dispatch
+        .registry
         .versions()
         .map(|number| {
-            let lifecycle = layers.dispatch.lifecycle(number).cloned().unwrap_or_default();
+            let lifecycle = layers.registry.lifecycle(number).cloned().unwrap_or_default();
             let status = match lifecycle.stage(now) {
                 Stage::Current => "current",
                 Stage::Deprecated => "deprecated",
@@ -141,7 +141,7 @@ pub fn api_versions(layers: Data<&Arc<Layers>>) -> Json<serde_json::Value> {
             })
         })
         .collect();
-    Json(json!({"defaultVersion": layers.dispatch.default_version(), "versions": versions}))
+    Json(json!({"defaultVersion": layers.registry.default_version(), "versions": versions}))
 }
 
 /// The human page `Link: rel="deprecation"` points at (`/docs/v<N>/deprecation`, one for each
@@ -155,11 +155,11 @@ pub fn deprecation_page(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Resu
         .and_then(|rest| rest.strip_suffix("/deprecation"))
         .and_then(|n| n.parse::<u16>().ok())
         .ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let successor = layers.dispatch.successor_version(number).ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let lifecycle = layers.dispatch.lifecycle(number).cloned().unwrap_or_default();
+    let successor = layers.registry.successor_version(number).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let lifecycle = layers.registry.lifecycle(number).cloned().unwrap_or_default();
     let date =
         |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
-    let changelog = layers.dispatch.changelog(number).unwrap_or("");
+    let changelog = layers.registry.changelog(number).unwrap_or("");
     let notes = changelog.replace('&', "&amp;").replace('<', "&lt;");
     Ok(Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v{number} deprecation</title></head>\

@@ -3,7 +3,7 @@
 //! Routes, dispatch, documents, lifecycles, deprecation pages, usage and metrics are all built
 //! from this list.
 
-use crate::dispatch::Version;
+use crate::registry::Version;
 
 pub fn all() -> Vec<Version> {
     let v2 = crate::v2::version();

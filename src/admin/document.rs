@@ -9,7 +9,7 @@
 use poem::http::Method;
 use serde_json::{Value, json};
 
-use crate::{dispatch::Dispatch, http::fixed::Access};
+use crate::{http::fixed::Access, registry::Registry};
 
 /// Where the document is served.
 pub const PATH: &str = "/api/operations/openapi.json";
@@ -425,9 +425,9 @@ pub struct Operation<'a> {
 }
 
 /// The document for the declared operations.
-pub fn document(operations: &[Operation], dispatch: &Dispatch) -> anyhow::Result<String> {
-    let version = dispatch.lineup().described().unwrap_or(dispatch.default_version());
-    let context = Context { version, successor: dispatch.successor_version(version).unwrap_or(version) };
+pub fn document(operations: &[Operation], registry: &Registry) -> anyhow::Result<String> {
+    let version = registry.lineup().described().unwrap_or(registry.default_version());
+    let context = Context { version, successor: registry.successor_version(version).unwrap_or(version) };
     let mut paths = serde_json::Map::new();
     for route in operations {
         let Some(describe) = route.describe else { continue };
@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn each_operation_is_described_by_its_own_declaration() {
-        let dispatch = Dispatch::new(&crate::versions::all(), &crate::settings::VersionSettings::default()).unwrap();
+        let registry = Registry::new(&crate::versions::all(), &crate::settings::VersionSettings::default()).unwrap();
         let operations = [
             Operation {
                 path: "/admin/brownouts/:id",
@@ -474,7 +474,7 @@ mod tests {
             },
             Operation { path: "/docs/v1/deprecation", access: Access::Public, method: &Method::GET, describe: None },
         ];
-        let document: Value = serde_json::from_str(&document(&operations, &dispatch).unwrap()).unwrap();
+        let document: Value = serde_json::from_str(&document(&operations, &registry).unwrap()).unwrap();
         let paths = document["paths"].as_object().unwrap();
         assert_eq!(paths.keys().collect::<Vec<_>>(), ["/admin/brownouts/{id}"]);
         let operation = &paths["/admin/brownouts/{id}"]["delete"];

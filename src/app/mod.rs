@@ -13,7 +13,6 @@ use crate::{
         self,
         document::{self, Describe},
     },
-    dispatch::Version,
     http::{
         self,
         fixed::{Access, FixedRoute, FixedRoutes},
@@ -23,6 +22,7 @@ use crate::{
     notices,
     ops::maintenance,
     public,
+    registry::Version,
     settings::Settings,
     versions, workbench,
 };
@@ -209,7 +209,7 @@ impl Application {
     pub async fn build_with(settings: Settings, clock: Clock, versions: Vec<Version>) -> anyhow::Result<Self> {
         let listen = normalize_listen(&settings.http.listen);
         let table = fixed_routes(&versions);
-        let document = |dispatch: &_| document::document(&described(&table), dispatch);
+        let document = |registry: &_| document::document(&described(&table), registry);
         let state = AppState::build_routed(settings, clock, &versions, fixed_view(&table), document).await?;
         let routes = routes(table, versions);
         let acceptor = http::listener::Listener::bind(&listen).await?;
@@ -330,8 +330,8 @@ pub fn change_records() -> anyhow::Result<Vec<(String, String)>> {
 /// The document of the routes outside the versions, as a service with `settings` serves it.
 pub fn operations_document(settings: &crate::settings::VersionSettings) -> anyhow::Result<String> {
     let versions = versions::all();
-    let dispatch = crate::dispatch::Dispatch::new(&versions, settings)?;
-    document::document(&described(&fixed_routes(&versions)), &dispatch)
+    let registry = crate::registry::Registry::new(&versions, settings)?;
+    document::document(&described(&fixed_routes(&versions)), &registry)
 }
 
 /// What [`Application::build`] checks of the settings before it connects anything, with the
@@ -341,7 +341,7 @@ pub fn preflight(settings: &Settings) -> anyhow::Result<()> {
     if let Some(key) = crate::auth::dev_secret::configured_key(&settings.tokens, &settings.database)? {
         crate::auth::jwt::fixed_key(&key)?;
     }
-    crate::dispatch::Dispatch::new(&versions::all(), &settings.lifecycle)?;
+    crate::registry::Registry::new(&versions::all(), &settings.lifecycle)?;
     Ok(())
 }
 

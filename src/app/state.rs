@@ -13,13 +13,14 @@ use crate::{
         services::Services,
         storage::{Store, Writes},
     },
-    dispatch::{Dispatch, Version},
+    dispatch::Dispatch,
     http::{Clock, Layers, cors::Cors, fixed::FixedRoutes},
     idempotency,
     notices::{Notices, address::AllowList},
     ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, recent_writes::RecentWrites},
     public::OperationsDocument,
     redis_link::RedisLink,
+    registry::{Registry, Version},
     settings::{DatabaseSettings, Settings},
     store,
     workbench::Workbench,
@@ -72,13 +73,14 @@ impl AppState {
         clock: Clock,
         versions: &[Version],
         fixed: FixedRoutes,
-        document: impl FnOnce(&Dispatch) -> anyhow::Result<String>,
+        document: impl FnOnce(&Registry) -> anyhow::Result<String>,
     ) -> anyhow::Result<Self> {
         let cors = Cors::parse(settings.http.cors_origins.as_deref())?;
         let key = dev_secret::key_source(&settings.tokens, &settings.database)?;
         let verifier = Verifier::start(&key, &settings.tokens, settings.database.db_timeout()).await?;
-        let dispatch = Arc::new(Dispatch::new(versions, &settings.lifecycle)?);
-        let operations = Arc::new(OperationsDocument(document(&dispatch)?));
+        let registry = Arc::new(Registry::new(versions, &settings.lifecycle)?);
+        let dispatch = Arc::new(Dispatch::over(registry.clone(), &settings.lifecycle));
+        let operations = Arc::new(OperationsDocument(document(&registry)?));
         let connection = store::Connection {
             url: settings.database.database_url.expose(),
             timeout: settings.database.db_timeout(),
@@ -101,9 +103,15 @@ impl AppState {
         let recent_writes =
             settings.database.database_replica_url.as_ref().map(|_| recent_writes(&settings.database, redis));
         let limits = settings.http.page_limits();
-        let supported_versions = HeaderValue::from_str(&dispatch.supported)?;
+        let supported_versions = HeaderValue::from_str(&registry.supported)?;
         let retention = settings.lifecycle.usage_retention_days;
-        let workbench = Arc::new(Workbench::new(store.clone(), dispatch.clone(), clock.clone(), retention));
+        let workbench = Arc::new(Workbench::new(
+            store.clone(),
+            registry.clone(),
+            dispatch.pins().clone(),
+            clock.clone(),
+            retention,
+        ));
         let metrics = Arc::new(Metrics::default());
         let allow = AllowList::parse(settings.notices.notices_allow_hosts.as_deref());
         let notices = Arc::new(Notices::new(workbench.clone(), metrics.clone(), allow)?);
@@ -112,6 +120,7 @@ impl AppState {
             dry_run_services: Arc::new(Services::new(store.clone(), limits, Writes::RolledBack)),
             idempotency,
             verifier,
+            registry,
             dispatch,
             fixed,
             supported_versions,

@@ -5,10 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::principal::Principal;
-use crate::settings::TokenSettings;
-
-/// The claim roles are read from unless `TANDEM_JWT_ROLES_CLAIM` names another.
-pub const DEFAULT_ROLES_CLAIM: &str = "roles";
+use crate::settings::{DEFAULT_ROLES_CLAIM, TokenSettings};
 
 /// Where roles and the tenant are read, and which role makes an operator.
 pub struct ClaimMap {

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 pub use self::{request::OlderRequest, response::NewerAnswer};
 use crate::{
-    dispatch::routes::RouteTable,
+    routing::table::RouteTable,
     wire::error::{ApiError, render::BodyStyle},
 };
 

@@ -17,9 +17,9 @@ use super::{
 };
 use crate::{
     core::users::BodyPolicy,
-    dispatch::{
+    routing::{
         endpoint::SharedEndpoint,
-        routes::{RouteTable, fill, matches},
+        table::{RouteTable, fill, matches},
     },
     wire::{
         context::{self, RequestInfo},
@@ -44,8 +44,7 @@ pub struct Through {
     /// `/api/v<N>` of the next version: how its answers' `Location` starts.
     successor_prefix: String,
     changes: &'static [Change],
-    /// The older version's routes.
-    routes: RouteTable,
+    /// One per operation of the older version.
     plans: Vec<Plan>,
     next: SharedEndpoint,
 }
@@ -61,6 +60,8 @@ struct Plan {
     newer: Option<&'static str>,
     /// Whether a request migration may read the body.
     reads_body: bool,
+    /// The query parameters the operation declares.
+    parameters: Vec<String>,
 }
 
 impl Through {
@@ -72,21 +73,23 @@ impl Through {
                 changes.iter().filter(|c| c.touches(method.as_str(), &template)).collect();
             let newer = moved_to(changes, &template);
             let reads_body = touching.iter().any(|c| c.serving.request.is_some());
-            plans.push(Plan { template, method, operation, touching, newer, reads_body });
+            let parameters = routes.entry(&template).map_or(Vec::new(), |r| r.parameters(&method).to_vec());
+            plans.push(Plan { template, method, operation, touching, newer, reads_body, parameters });
         }
-        Self { successor_prefix: format!("/api/v{successor}"), changes, routes, plans, next }
+        Self { successor_prefix: format!("/api/v{successor}"), changes, plans, next }
     }
 
     /// Migrates `req` (addressed relative to the older version's prefix) forward, lets the next
-    /// version answer it, and migrates the answer back.
+    /// version answer it, and migrates the answer back. Its route is the one dispatch matched
+    /// (in its [`RequestInfo`]): not matched again here.
     pub async fn forward(&self, mut req: Request) -> poem::Result<Response> {
         let info = context::info(&req);
         let path = req.uri().path().to_string();
-        let route = self.routes.find(&path).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+        let route = info.route().ok_or_else(|| ApiError::new(Kind::NotFound))?;
         let plan = self
             .plans
             .iter()
-            .find(|p| Arc::ptr_eq(&p.template, &route.template) && p.method == req.method())
+            .find(|p| p.template == *route && p.method == req.method())
             .ok_or_else(|| ApiError::new(Kind::NotFound))?;
         let (operation, touching) = (plan.operation.as_str(), &plan.touching[..]);
 
@@ -97,8 +100,7 @@ impl Through {
         let mut policy = req.extensions().get::<BodyPolicy>().copied().unwrap_or(BodyPolicy::STRICTEST);
         let mut met = Vec::new();
         let (query, rewritten) = {
-            let declared = route.parameters(req.method());
-            let pairs = declared_pairs(req.uri().query(), declared);
+            let pairs = declared_pairs(req.uri().query(), &plan.parameters);
             let mut older = OlderRequest::new(operation, pairs, req.headers_mut(), body, &mut policy);
             for change in touching {
                 let Some(migrate) = change.serving.request else { continue };
@@ -120,7 +122,7 @@ impl Through {
         };
 
         // The same target unless a change moved the path or altered the query.
-        let moved = plan.newer.map(|newer| fill(newer, &route.template, &path));
+        let moved = plan.newer.map(|newer| fill(newer, &plan.template, &path));
         if moved.is_some() || query.as_deref() != req.uri().query() {
             let newer = moved.as_deref().unwrap_or(&path);
             let uri = match query {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::{changes::through::Met, core::CoreError, lifecycle::Lineup};
+use crate::{changes::through::Met, core::CoreError, registry::lifecycle::Lineup};
 
 /// How a request ended, as the clients' records tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

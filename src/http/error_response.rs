@@ -38,7 +38,7 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &Layers, path: &str)
     let version = info.version().or_else(|| sources::from_uri(path).and_then(|(v, _)| v));
     let style = match version {
         None if state.fixed.find(path).is_some() => BodyStyle::Problem,
-        version => state.dispatch.style(version),
+        version => state.registry.style(version),
     };
     let ctx = RenderContext {
         style,

@@ -63,7 +63,7 @@ fn answer(state: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
     let correlation_id = uuid::Uuid::new_v4().simple().to_string();
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     // A path that names no version (health, documents, admin) gets RFC 9457.
-    let style = version.map_or(BodyStyle::Problem, |v| state.dispatch.style(Some(v)));
+    let style = version.map_or(BodyStyle::Problem, |v| state.registry.style(Some(v)));
     let ctx =
         RenderContext { style, lang: Lang::En, path: &path, correlation_id: &correlation_id, trace_id: &trace_id };
     let (body, content_type) = render_body(&error, &ctx);

@@ -15,6 +15,7 @@ use crate::{
     dispatch::Dispatch,
     idempotency::IdempotencyStore,
     ops::{maintenance::Maintenance, metrics::Metrics, rate_limit::RateLimiter, recent_writes::RecentWrites},
+    registry::Registry,
     settings::Settings,
 };
 
@@ -34,6 +35,9 @@ pub struct Layers {
     /// The same, for a dry run: every write done and rolled back.
     pub dry_run_services: Arc<Services>,
     pub verifier: Verifier,
+    /// What the service knows of each version.
+    pub registry: Arc<Registry>,
+    /// Which version and route serve a request.
     pub dispatch: Arc<Dispatch>,
     /// The routes outside the versions, for access and `Allow`.
     pub fixed: FixedRoutes,

@@ -75,7 +75,9 @@ async fn attempt(notices: Arc<Notices>, notice: Leased, _permit: OwnedSemaphoreP
         Outcome::Failed { .. } => "failed",
         Outcome::Gone => "disabled",
     };
-    notices.metrics.notice(&kind, label);
+    if let Some(kind) = super::payload::KINDS.iter().find(|k| **k == kind) {
+        notices.metrics.notice(kind, label);
+    }
     if let Err(err) = notices.store().record_attempt(notice.id, at, outcome).await {
         // The lease runs out and the notice is tried again, under the same id.
         tracing::warn!(cause = %err, notice = %notice.id, "a notice's attempt was not recorded");

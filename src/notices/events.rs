@@ -18,8 +18,8 @@ use uuid::Uuid;
 use super::payload::{self, Event, Facts};
 use crate::{
     core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
-    lifecycle::Lifecycle,
     notices::Notices,
+    registry::lifecycle::Lifecycle,
     workbench::routes::guide,
 };
 
@@ -62,7 +62,7 @@ pub struct Scanner {
 }
 
 fn versions_told(notices: &Notices, now: DateTime<Utc>) -> Vec<Told> {
-    let lineup = notices.workbench.dispatch.lineup();
+    let lineup = notices.workbench.registry.lineup();
     lineup
         .successions()
         .into_iter()

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::{
     core::storage::{Client, Endpoint, Format, Status},
     encoding::rfc3339_seconds as stamp,
-    lifecycle::Lifecycle,
+    registry::lifecycle::Lifecycle,
 };
 
 /// The largest body sent.

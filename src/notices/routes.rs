@@ -321,7 +321,7 @@ pub async fn acknowledge(
     let version = reader.integer("version");
     let sunset = reader.string("sunsetAt");
     let mut errors = reader.into_errors();
-    let lineup = notices.workbench.dispatch.lineup();
+    let lineup = notices.workbench.registry.lineup();
     let retiring: Vec<u16> = lineup.numbers().filter(|v| lineup.retiring(*v)).collect();
     let version = match version {
         Some(v) => u16::try_from(v).ok().filter(|v| retiring.contains(v)).or_else(|| {

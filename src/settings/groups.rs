@@ -164,7 +164,7 @@ impl Default for TokenSettings {
             jwt_audience: None,
             jwt_jwks_url: None,
             jwt_jwks_refresh_seconds: 300,
-            jwt_roles_claim: crate::auth::claims::DEFAULT_ROLES_CLAIM.into(),
+            jwt_roles_claim: super::DEFAULT_ROLES_CLAIM.into(),
             jwt_tenant_claim: "tenant".into(),
             jwt_admin_role: "admin".into(),
         }

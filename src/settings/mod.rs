@@ -35,10 +35,13 @@ pub struct Settings {
 /// The fewest days of usage kept: readiness's longest window (README "Deciding a sunset").
 pub const MIN_USAGE_RETENTION_DAYS: u32 = 90;
 
+/// The claim roles are read from unless `TANDEM_JWT_ROLES_CLAIM` names another.
+pub const DEFAULT_ROLES_CLAIM: &str = "roles";
+
 /// The log filter when `TANDEM_LOG` names none.
 pub const DEFAULT_LOG_FILTER: &str = "info,sqlx=warn,poem=warn";
 
-/// One version's lifecycle as configured; [`crate::lifecycle::Lifecycle`] checks it at start.
+/// One version's lifecycle as configured; [`crate::registry::lifecycle::Lifecycle`] checks it at start.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LifecycleSettings {

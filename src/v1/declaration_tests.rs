@@ -3,7 +3,7 @@
 
 use crate::{
     changes::{Change, ChangeKind, Operation, Serving, Touches, moved_to},
-    dispatch::Version,
+    registry::Version,
 };
 
 const fn named(id: &'static str, touches: Touches, serving: Serving) -> Change {

@@ -11,7 +11,7 @@ use poem_openapi::OpenApiService;
 
 pub use self::changes::CHANGES;
 use crate::{
-    dispatch::Version,
+    registry::Version,
     wire::error::{docs::LegacyErrorDoc, failure::Failure},
 };
 

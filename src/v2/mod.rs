@@ -12,7 +12,7 @@ use poem_openapi::OpenApiService;
 pub use self::customers::ImportCreated;
 
 use crate::{
-    dispatch::Version,
+    registry::Version,
     wire::{error::render::BodyStyle, openapi},
 };
 

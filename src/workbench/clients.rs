@@ -11,7 +11,7 @@ use super::Workbench;
 use crate::{
     core::CoreError,
     http::clients::{ClientRecords, CountedRequest},
-    lifecycle::Lineup,
+    registry::lifecycle::Lineup,
 };
 
 #[async_trait]

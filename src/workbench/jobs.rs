@@ -26,7 +26,7 @@ const LAST_TRIES: u32 = 3;
 
 /// The workbench's three jobs.
 pub fn jobs(workbench: &Arc<Workbench>) -> Vec<Job> {
-    let successions = workbench.dispatch.lineup().successions();
+    let successions = workbench.registry.lineup().successions();
     vec![
         Job::every("writing counts", FLUSH, UsageFlush { workbench: workbench.clone(), successions }),
         Job::every("reading pins and brownouts", STEERING_POLL, SteeringRefresh(workbench.clone())),

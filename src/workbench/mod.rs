@@ -13,7 +13,7 @@
 //! - `routes`: the HTTP routes, the dashboard and each client's guide.
 //!
 //! It never knows which version is which: versions, and which follows which, come from the
-//! lifecycle's [`Lineup`](crate::lifecycle::Lineup).
+//! lifecycle's [`Lineup`](crate::registry::lifecycle::Lineup).
 
 pub mod clients;
 pub mod counting;
@@ -37,16 +37,19 @@ use crate::{
         CoreError,
         storage::{Brownout, Store},
     },
-    dispatch::Dispatch,
+    dispatch::pins::Pins,
     http::Clock,
+    registry::Registry,
 };
 
 /// The workbench of one instance: its counts, its view of what operators set, the store, and
 /// what it reads of the versions. Its routes, its jobs and the notices take this handle.
 pub struct Workbench {
     store: Arc<dyn Store>,
-    /// The versions, their lifecycles, and where pins take effect.
-    pub dispatch: Arc<Dispatch>,
+    /// The versions and their lifecycles.
+    pub registry: Arc<Registry>,
+    /// Where the pins operators set take effect (dispatch reads them).
+    pins: Arc<Pins>,
     clock: Clock,
     pub counting: counting::Counting,
     pub newcomers: newcomers::Newcomers,
@@ -58,10 +61,17 @@ pub struct Workbench {
 }
 
 impl Workbench {
-    pub fn new(store: Arc<dyn Store>, dispatch: Arc<Dispatch>, clock: Clock, retention_days: u32) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        registry: Arc<Registry>,
+        pins: Arc<Pins>,
+        clock: Clock,
+        retention_days: u32,
+    ) -> Self {
         Self {
             store,
-            dispatch,
+            registry,
+            pins,
             clock,
             counting: Default::default(),
             newcomers: Default::default(),
@@ -93,7 +103,8 @@ impl Workbench {
     pub async fn refresh(&self) -> Result<(), CoreError> {
         let now = self.now();
         let pins = self.store.pins().await?;
-        self.dispatch.set_pins(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))));
+        let served = |v: u16| self.registry.entry(v).is_some();
+        self.pins.replace(pins.into_iter().filter_map(|p| Some((p.tenant, p.version?))), served);
         let mut by_version: HashMap<u16, Vec<Brownout>> = HashMap::new();
         for brownout in self.store.brownouts_in_force(now).await? {
             by_version.entry(brownout.version).or_default().push(brownout);

@@ -7,7 +7,7 @@ use reqwest::Method;
 use serde_json::{Map, Value, json};
 use tandem::{
     changes::{Change, ChangeKind, NewerAnswer, OlderRequest, Operation, Serving, Touches},
-    dispatch::Version,
+    registry::Version,
     wire::error::ApiError,
 };
 

@@ -6,7 +6,7 @@ use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, param::Path};
 use serde_json::{Value, json};
 use tandem::{
     core::users::Users,
-    dispatch::Version,
+    registry::Version,
     wire::{
         error::{docs::ProblemDoc, failure::Failure, render::BodyStyle},
         json::Json,

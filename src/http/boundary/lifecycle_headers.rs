@@ -9,7 +9,7 @@ use poem::{
 
 use crate::{
     http::Layers,
-    lifecycle::Stage,
+    registry::lifecycle::Stage,
     wire::{about::record_of, context::RequestInfo},
 };
 
@@ -46,11 +46,11 @@ pub struct Answer<'a> {
 /// written by the connection's guard into the answers it makes itself, crate::http::head_refusal).
 pub fn headers(state: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(HeaderName, HeaderValue)> {
     let mut headers = Vec::new();
-    if let Some(value) = state.dispatch.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
+    if let Some(value) = state.registry.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.push((API_DEPRECATED_VERSIONS, value));
     }
     let Some(version) = answer.version else { return headers };
-    let Some(lifecycle) = state.dispatch.lifecycle(version) else { return headers };
+    let Some(lifecycle) = state.registry.lifecycle(version) else { return headers };
     let deprecated = lifecycle.stage(now) != Stage::Current;
     if !deprecated && answer.status != StatusCode::GONE {
         return headers;
@@ -65,7 +65,7 @@ pub fn headers(state: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(H
         }
         links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
     }
-    if let Some(successor) = state.dispatch.successor(version, answer.route, answer.record) {
+    if let Some(successor) = state.registry.successor(version, answer.route, answer.record) {
         links.push(format!("<{successor}>; rel=\"successor-version\""));
     }
     if let Ok(value) = HeaderValue::from_str(&links.join(", ")) {

@@ -57,7 +57,7 @@ pub fn record(
         exposures: &learned.exposures.0,
         at: now,
     };
-    if state.clients.count(state.dispatch.lineup(), request) {
+    if state.clients.count(state.registry.lineup(), request) {
         state.metrics.deprecated(version, &who.tenant, &who.subject);
     }
 }

@@ -10,7 +10,7 @@ use poem::{Request, http::HeaderName};
 use super::{Refused, authenticate::identify};
 use crate::{
     http::{Layers, auth},
-    lifecycle::Stage,
+    registry::lifecycle::Stage,
     wire::{
         context::{Refusal, RequestInfo},
         error::{ApiError, Kind},
@@ -31,8 +31,8 @@ pub async fn identify_refused(req: &Request, state: &Layers, info: &Arc<RequestI
 
 /// Whether `version` turns the request away now. Synchronous: the way on awaits nothing.
 pub fn refuse_if_gone(req: &Request, state: &Layers, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
-    let Some(lifecycle) = state.dispatch.lifecycle(version) else { return Ok(()) };
-    let retiring = state.dispatch.successor_version(version).is_some();
+    let Some(lifecycle) = state.registry.lifecycle(version) else { return Ok(()) };
+    let retiring = state.registry.successor_version(version).is_some();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let gone = || ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
     match lifecycle.stage(now) {

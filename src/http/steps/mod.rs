@@ -16,7 +16,8 @@ use poem::Request;
 
 use super::Layers;
 use crate::{
-    dispatch::{Resolution, endpoint::SharedEndpoint},
+    dispatch::Resolution,
+    routing::endpoint::SharedEndpoint,
     wire::{
         body_limit,
         context::{self, Admitted, DryRun, Refusal},

@@ -17,7 +17,7 @@ use crate::{
 
 /// The deprecation instant of `version` if it is closed to new clients now.
 pub fn closed_since(state: &Layers, version: u16, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    let lifecycle = state.dispatch.lifecycle(version).filter(|l| l.refuse_new_clients)?;
+    let lifecycle = state.registry.lifecycle(version).filter(|l| l.refuse_new_clients)?;
     lifecycle.deprecated_at.filter(|deprecated| now >= *deprecated)
 }
 

@@ -28,7 +28,7 @@ pub use self::buffer::{ClientCounts, Seen};
 pub use crate::http::clients::{CountedAs, CountedRequest};
 use crate::{
     core::storage::{Batch, Client, Store, StoreError, WorkbenchSnapshot, Written},
-    lifecycle::Lineup,
+    registry::lifecycle::Lineup,
 };
 
 #[derive(Default)]

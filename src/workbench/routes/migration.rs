@@ -44,7 +44,7 @@ pub struct MineQuery {
 /// One record as README "The migration workbench" shapes it.
 fn record_json(workbench: &Workbench, record: &ClientRecord, versions: &Versions, now: DateTime<Utc>) -> Value {
     let (version, successor) = (versions.version, versions.successor.unwrap_or(versions.version));
-    let lifecycle = workbench.dispatch.lifecycle(version).cloned().unwrap_or_default();
+    let lifecycle = workbench.registry.lifecycle(version).cloned().unwrap_or_default();
     let routes: Vec<Value> = record
         .routes
         .iter()
@@ -55,8 +55,8 @@ fn record_json(workbench: &Workbench, record: &ClientRecord, versions: &Versions
                 "requests": route.requests,
                 "firstSeen": route.first_seen.map(stamp),
                 "lastSeen": route.last_seen.map(stamp),
-                "successor": workbench.dispatch.successor_template(version, &route.route),
-                "changes": workbench.dispatch.changes_touching(version, &route.method, &route.route),
+                "successor": workbench.registry.successor_template(version, &route.route),
+                "changes": workbench.registry.changes_touching(version, &route.method, &route.route),
                 "exposures": route.exposures.iter().map(|e| {
                     json!({"change": e.change, "requests": e.requests, "lastSeen": stamp(e.last_seen),
                            "details": details_json(&e.details)})
@@ -272,9 +272,9 @@ fn csv_rows(
                 route.requests.to_string(),
                 route.first_seen.map(stamp).unwrap_or_default(),
                 route.last_seen.map(stamp).unwrap_or_default(),
-                workbench.dispatch.changes_touching(version, &route.method, &route.route).join(" "),
+                workbench.registry.changes_touching(version, &route.method, &route.route).join(" "),
                 exposures.join(" "),
-                workbench.dispatch.successor_template(version, &route.route).unwrap_or_default(),
+                workbench.registry.successor_template(version, &route.route).unwrap_or_default(),
             ]))?;
         }
     }
@@ -334,6 +334,6 @@ fn csv_response(workbench: Arc<Workbench>, asked: Asked) -> Response {
 #[handler]
 pub fn changes(workbench: Data<&Arc<Workbench>>, info: Data<&Arc<RequestInfo>>) -> poem::Result<Response> {
     let version = info.version().ok_or_else(|| ApiError::new(Kind::NotFound))?;
-    let catalogue = workbench.dispatch.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
+    let catalogue = workbench.registry.changes(version).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     Ok(Response::builder().content_type("application/json").body(catalogue.to_string()))
 }

@@ -22,8 +22,8 @@ use crate::{
 /// The retiring version asked about (by default the one the lifecycle says the migration tools
 /// describe) and the one that follows it.
 pub fn versions(workbench: &Workbench, asked: Option<u16>) -> Result<Versions, ApiError> {
-    let lineup = workbench.dispatch.lineup();
-    let version = asked.or_else(|| lineup.described()).unwrap_or(workbench.dispatch.default_version());
+    let lineup = workbench.registry.lineup();
+    let version = asked.or_else(|| lineup.described()).unwrap_or(workbench.registry.default_version());
     let successor = lineup.successor(version).ok_or_else(|| {
         let retiring: Vec<String> = lineup.numbers().filter(|v| lineup.retiring(*v)).map(|v| v.to_string()).collect();
         ApiError::validation(vec![FieldError::parameter("version", Rule::OneOf(retiring.join(", ")))])

@@ -18,8 +18,8 @@ use crate::{
         fields::{FieldError, Rule},
         storage::Store,
     },
-    dispatch::Dispatch,
     encoding::rfc3339_seconds as stamp,
+    registry::Registry,
     wire::error::{ApiError, Kind},
     workbench::Workbench,
     workbench::{
@@ -62,30 +62,30 @@ pub struct Question {
 
 /// The readiness of a version over a window, from the store (what every instance wrote) and
 /// `counting`, this instance's counts not yet written (none for a command), with the version's
-/// lifecycle from `dispatch`.
+/// lifecycle from `registry`.
 pub async fn assess(
     store: &dyn Store,
     counting: Option<&Counting>,
-    dispatch: &Dispatch,
+    registry: &Registry,
     question: Question,
 ) -> Result<Result<Value, Unanswerable>, crate::core::CoreError> {
     let Question { version, window, limit, now } = question;
     if !(1..=MAX_WINDOW).contains(&window) {
         return Ok(Err(Unanswerable::Window));
     }
-    if !dispatch.versions().any(|v| v == version) {
+    if !registry.versions().any(|v| v == version) {
         return Ok(Err(Unanswerable::UnknownVersion));
     }
-    let lineup = dispatch.lineup();
+    let lineup = registry.lineup();
     let versions = Versions { version, successor: lineup.successor(version), all: lineup.numbers().collect() };
     // Acknowledgements count for the sunset in force: one given for an earlier date is void.
     let sunset_at = lineup.lifecycle(version).and_then(|l| l.sunset_at);
     let readiness = readiness::assess(store, counting, &versions, (window, limit), sunset_at, now).await?;
-    Ok(Ok(to_json(&readiness, dispatch, now)))
+    Ok(Ok(to_json(&readiness, registry, now)))
 }
 
-fn to_json(readiness: &Readiness, dispatch: &Dispatch, now: DateTime<Utc>) -> Value {
-    let lifecycle = dispatch.lifecycle(readiness.version).cloned().unwrap_or_default();
+fn to_json(readiness: &Readiness, registry: &Registry, now: DateTime<Utc>) -> Value {
+    let lifecycle = registry.lifecycle(readiness.version).cloned().unwrap_or_default();
     let deprecated = lifecycle.deprecated_at.is_some_and(|at| at <= now);
     let sunset_at = lifecycle.sunset_at.filter(|_| deprecated);
     let days_left = lifecycle.days_left(now).filter(|_| deprecated);
@@ -180,7 +180,7 @@ pub async fn of_version(
     let limit = page::limit(query.limit.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
     let question = Question { version, window, limit, now: workbench.now() };
     let workbench = &workbench;
-    let answer = assess(workbench.store(), Some(&workbench.counting), &workbench.dispatch, question).await;
+    let answer = assess(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
     match answer.map_err(ApiError::from)? {
         Ok(answer) => Ok(Json(answer)),
         Err(Unanswerable::Window) => {

@@ -44,7 +44,7 @@ pub struct PinBody {
 #[handler]
 pub async fn get_pin(workbench: Data<&Arc<Workbench>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
-    let default = workbench.dispatch.default_version();
+    let default = workbench.registry.default_version();
     let pins = workbench.pins().await.map_err(ApiError::from)?;
     Ok(Json(match pins.iter().find(|p| p.tenant == name) {
         Some(pin) => pin_json(pin, default),
@@ -63,16 +63,16 @@ pub async fn put_pin(
 ) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
     let body: PinBody = strict_body(body).await?;
-    let served = u16::try_from(body.version).ok().filter(|v| workbench.dispatch.versions().any(|n| n == *v));
+    let served = u16::try_from(body.version).ok().filter(|v| workbench.registry.versions().any(|n| n == *v));
     let version = served.ok_or_else(|| {
-        ApiError::validation(vec![FieldError::body("version", Rule::OneOf(workbench.dispatch.supported.clone()))])
+        ApiError::validation(vec![FieldError::body("version", Rule::OneOf(workbench.registry.supported.clone()))])
     })?;
     let pin = workbench
-        .pin(&name, Some(version), workbench.dispatch.default_version(), &caller.principal.subject, workbench.now())
+        .pin(&name, Some(version), workbench.registry.default_version(), &caller.principal.subject, workbench.now())
         .await
         .map_err(ApiError::from)?;
     refresh(&workbench).await;
-    Ok(Json(pin_json(&pin, workbench.dispatch.default_version())))
+    Ok(Json(pin_json(&pin, workbench.registry.default_version())))
 }
 
 /// `DELETE /admin/tenants/<tenant>/default-version`: back to `TANDEM_DEFAULT_VERSION`.
@@ -83,7 +83,7 @@ pub async fn delete_pin(
     Path(name): Path<String>,
 ) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
-    let default = workbench.dispatch.default_version();
+    let default = workbench.registry.default_version();
     let pin = workbench
         .pin(&name, None, default, &caller.principal.subject, workbench.now())
         .await
@@ -95,7 +95,7 @@ pub async fn delete_pin(
 /// `GET /admin/tenants`: every tenant whose default version an operator set.
 #[handler]
 pub async fn list_pins(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
-    let default = workbench.dispatch.default_version();
+    let default = workbench.registry.default_version();
     let pins = workbench.pins().await.map_err(ApiError::from)?;
     let pinned: Vec<Value> = pins.iter().filter(|p| p.version.is_some()).map(|p| pin_json(p, default)).collect();
     Ok(Json(json!({"defaultVersion": default, "tenants": pinned})))
@@ -126,7 +126,7 @@ pub async fn create_brownout(
         tenant: body.tenant,
         subject: body.subject,
     };
-    let known = |v: u16| workbench.dispatch.versions().any(|n| n == v);
+    let known = |v: u16| workbench.registry.versions().any(|n| n == v);
     let brownout = workbench
         .add_brownout(request, known, tenant::is_valid, &caller.principal.subject, workbench.now())
         .await
@@ -143,10 +143,10 @@ pub async fn create_brownout(
 pub async fn list_brownouts(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
     let brownouts = workbench.brownouts().await.map_err(ApiError::from)?;
     let configured: Vec<Value> = workbench
-        .dispatch
+        .registry
         .versions()
         .flat_map(|n| {
-            let lifecycle = workbench.dispatch.lifecycle(n).cloned().unwrap_or_default();
+            let lifecycle = workbench.registry.lifecycle(n).cloned().unwrap_or_default();
             lifecycle.brownouts.into_iter().map(move |(s, e)| json!({"version": n, "start": stamp(s), "end": stamp(e)}))
         })
         .collect();

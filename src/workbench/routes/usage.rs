@@ -88,8 +88,8 @@ fn client_usage(tenant: String, subject: String, rows: &[UsageRow]) -> ClientUsa
 /// describe, the last 30 days.
 #[handler]
 pub async fn usage(workbench: Data<&Arc<Workbench>>, query: Query<UsageQuery>) -> poem::Result<Json<Value>> {
-    let lineup = workbench.dispatch.lineup();
-    let version = query.version.or_else(|| lineup.described()).unwrap_or(workbench.dispatch.default_version());
+    let lineup = workbench.registry.lineup();
+    let version = query.version.or_else(|| lineup.described()).unwrap_or(workbench.registry.default_version());
     let mut errors = Vec::new();
     let since = match query.since.as_deref() {
         Some(raw) => DateTime::parse_from_rfc3339(raw)
@@ -114,7 +114,7 @@ pub async fn usage(workbench: Data<&Arc<Workbench>>, query: Query<UsageQuery>) -
         .map_err(ApiError::from)?;
     let clients: Vec<ClientUsage> =
         page.clients.into_iter().map(|(client, rows)| client_usage(client.tenant, client.subject, &rows)).collect();
-    let lifecycle = workbench.dispatch.lifecycle(version).cloned().unwrap_or_default();
+    let lifecycle = workbench.registry.lifecycle(version).cloned().unwrap_or_default();
     let requests: u64 = page.per_day.values().sum();
     Ok(Json(json!({
         "version": version,

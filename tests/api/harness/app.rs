@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use tandem::{AppState, Application, Settings, app::Clock, dispatch::Version, settings::DatabaseUrl};
+use tandem::{AppState, Application, Settings, app::Clock, registry::Version, settings::DatabaseUrl};
 use tokio::sync::oneshot;
 
 use super::{Backend, Reply, send, tokens};

@@ -69,7 +69,7 @@ impl GuideRoute {
 impl Guide {
     /// The guide of `record`, a client's way from `from` to `to` whose changes are `changes`.
     pub fn of(record: &ClientRecord, from: u16, to: u16, workbench: &Workbench, now: DateTime<Utc>) -> Guide {
-        let changes = workbench.dispatch.changes_to_successor(from);
+        let changes = workbench.registry.changes_to_successor(from);
         let declared = |id: &str| changes.iter().find(|c| c.id == id);
         let routes: Vec<GuideRoute> = record
             .routes
@@ -93,14 +93,14 @@ impl Guide {
                     method: route.method.clone(),
                     route: route.route.clone(),
                     requests: route.requests,
-                    called: workbench.dispatch.called_path(from, &route.route),
-                    successor: workbench.dispatch.successor_template(from, &route.route),
+                    called: workbench.registry.called_path(from, &route.route),
+                    successor: workbench.registry.successor_template(from, &route.route),
                     must_change,
                     must_read,
                 }
             })
             .collect();
-        let lifecycle = workbench.dispatch.lifecycle(from).cloned().unwrap_or_default();
+        let lifecycle = workbench.registry.lifecycle(from).cloned().unwrap_or_default();
         let sunset_at = lifecycle.sunset_at;
         let days_left = lifecycle.days_left(now);
         let must_change = routes.iter().any(|r| !r.must_change.is_empty());

@@ -9,12 +9,12 @@ use poem::IntoEndpoint;
 use poem_openapi::{OpenApi, OpenApiService, registry::MetaApi};
 use uuid::Uuid;
 
-use super::{
-    endpoint::{SharedEndpoint, shared, shared_boxed},
-    routes::RouteTable,
-};
 use crate::{
     changes::{self, Change, document, moved_to, through::Through},
+    routing::{
+        endpoint::{SharedEndpoint, shared, shared_boxed},
+        table::RouteTable,
+    },
     wire::{error::render::BodyStyle, openapi},
 };
 
@@ -39,7 +39,7 @@ pub struct Version {
     pub docs_page: Arc<dyn Fn() -> String + Send + Sync>,
     pub operations: Operations,
     /// Unversioned prefixes this version serves: (`/users`, `/users`) maps `/users/5` to
-    /// `/api/v<N>/users/5`. Empty: the older version's, moved by its changes (see dispatch).
+    /// `/api/v<N>/users/5`. Empty: the older version's, moved by its changes (see the registry).
     pub legacy_paths: &'static [(&'static str, &'static str)],
     /// The resources a vendor media type may name (`application/vnd.<vendor>.<resource>.v<N>+json`).
     pub resources: &'static [&'static str],
