@@ -20,7 +20,7 @@ use crate::{
     core::{
         endpoint_url::EndpointUrl,
         fields::{FieldError, ObjectReader, Rule},
-        storage::{AuditEntry, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
+        storage::{AuditEntry, Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
     },
     encoding::rfc3339_seconds as stamp,
     wire::{
@@ -33,26 +33,25 @@ use crate::{
 /// The owner of an endpoint: a client (tenant and subject), or a tenant (subject empty), whose
 /// endpoint an admin sets: every change of it is audited, with that admin as its actor.
 struct Owner {
-    tenant: String,
-    subject: String,
+    client: Client,
     admin: Option<String>,
 }
 
 fn own(caller: &Caller) -> Owner {
-    Owner { tenant: caller.tenant.to_string(), subject: caller.principal.subject.clone(), admin: None }
+    Owner { client: caller.client(), admin: None }
 }
 
 fn tenants(name: &str, admin: &Caller) -> Result<Owner, ApiError> {
     if !tenant::is_valid(name) {
         return Err(ApiError::validation(vec![FieldError::parameter("tenant", Rule::Invalid)]));
     }
-    Ok(Owner { tenant: name.to_string(), subject: String::new(), admin: Some(admin.principal.subject.clone()) })
+    Ok(Owner { client: Client::new(name, ""), admin: Some(admin.principal.subject.clone()) })
 }
 
 /// The endpoint an admin's change replaces, for its audit (`None` for a client's own).
 async fn audited_before(notices: &Notices, owner: &Owner) -> Result<Option<Endpoint>, ApiError> {
     match owner.admin {
-        Some(_) => Ok(notices.store().endpoint(&owner.tenant, &owner.subject).await?),
+        Some(_) => Ok(notices.store().endpoint(&owner.client.tenant, &owner.client.subject).await?),
         None => Ok(None),
     }
 }
@@ -64,7 +63,7 @@ async fn audit(notices: &Notices, owner: &Owner, action: &str, before: Option<&E
         at: notices.now(),
         actor: actor.clone(),
         action: action.to_string(),
-        target: format!("tenant:{}", owner.tenant),
+        target: format!("tenant:{}", owner.client.tenant),
         before: before.map(|e| endpoint_json(e).to_string()),
         after: after.map(|e| endpoint_json(e).to_string()),
     };
@@ -136,8 +135,8 @@ async fn set(notices: &Arc<Notices>, owner: Owner, body: poem::Body) -> poem::Re
     let (url, format) = read_endpoint(notices, body).await?;
     let before = audited_before(notices, &owner).await?;
     let endpoint = Endpoint {
-        tenant: owner.tenant.clone(),
-        subject: owner.subject.clone(),
+        tenant: owner.client.tenant.clone(),
+        subject: owner.client.subject.clone(),
         url,
         format,
         secret: signing::new_secret(),
@@ -166,7 +165,7 @@ async fn set(notices: &Arc<Notices>, owner: Owner, body: poem::Body) -> poem::Re
 }
 
 async fn get(notices: &Notices, owner: Owner) -> poem::Result<Json<Value>> {
-    match notices.store().endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
+    match notices.store().endpoint(&owner.client.tenant, &owner.client.subject).await.map_err(ApiError::from)? {
         Some(endpoint) => Ok(Json(endpoint_json(&endpoint))),
         None => Err(ApiError::new(Kind::NotFound).into()),
     }
@@ -174,7 +173,7 @@ async fn get(notices: &Notices, owner: Owner) -> poem::Result<Json<Value>> {
 
 async fn delete(notices: &Notices, owner: Owner) -> poem::Result<Response> {
     let before = audited_before(notices, &owner).await?;
-    match notices.store().delete_endpoint(&owner.tenant, &owner.subject).await.map_err(ApiError::from)? {
+    match notices.store().delete_endpoint(&owner.client.tenant, &owner.client.subject).await.map_err(ApiError::from)? {
         true => {
             audit(notices, &owner, "notices.removed", before.as_ref(), None).await;
             Ok(StatusCode::NO_CONTENT.into_response())
@@ -283,7 +282,7 @@ pub async fn deliveries(
     query: Query<ListQuery>,
 ) -> poem::Result<Json<Value>> {
     let owner = own(&caller);
-    let filter = NoticeFilter { tenant: Some(owner.tenant), subject: Some(owner.subject), status: None };
+    let filter = NoticeFilter { tenant: Some(owner.client.tenant), subject: Some(owner.client.subject), status: None };
     list(&notices, filter, &query).await
 }
 
