@@ -20,7 +20,6 @@ use crate::{
     core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
     notices::Notices,
     registry::lifecycle::Lifecycle,
-    workbench::routes::guide,
 };
 
 /// How often each instance scans.
@@ -210,10 +209,12 @@ impl Scanner {
             let guide = match guides.get(&(d.client.clone(), told.version)) {
                 Some(guide) => guide.clone(),
                 None => {
-                    let guide = guide::as_json(&notices.workbench, d.client.clone(), told.version)
+                    let (guide, _) = notices
+                        .workbench
+                        .guide(&d.client, Some(told.version))
                         .await
-                        .map_err(|e| anyhow::anyhow!("{:?}", e.kind))
                         .context("reading a client's guide")?;
+                    let guide = guide.to_json();
                     guides.insert((d.client.clone(), told.version), guide.clone());
                     guide
                 }

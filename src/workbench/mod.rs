@@ -17,6 +17,7 @@
 
 pub mod clients;
 pub mod counting;
+pub mod guide;
 pub mod jobs;
 pub mod newcomers;
 pub mod readiness;
@@ -35,6 +36,7 @@ use chrono::{DateTime, Utc};
 use crate::{
     core::{
         CoreError,
+        fields::{FieldError, Rule},
         storage::{Brownout, Store},
     },
     dispatch::pins::Pins,
@@ -86,6 +88,19 @@ impl Workbench {
 
     pub fn shared_store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The retiring version asked about (by default the one the lifecycle says the migration
+    /// tools describe) and the one that follows it; a version nothing follows is refused.
+    pub fn versions(&self, asked: Option<u16>) -> Result<view::Versions, CoreError> {
+        let lineup = self.registry.lineup();
+        let version = asked.or_else(|| lineup.described()).unwrap_or(self.registry.default_version());
+        let successor = lineup.successor(version).ok_or_else(|| {
+            let retiring: Vec<String> =
+                lineup.numbers().filter(|v| lineup.retiring(*v)).map(|v| v.to_string()).collect();
+            CoreError::Validation(vec![FieldError::parameter("version", Rule::OneOf(retiring.join(", ")))])
+        })?;
+        Ok(view::Versions { version, successor: Some(successor), all: lineup.numbers().collect() })
     }
 
     /// What time it is (tests fix it).

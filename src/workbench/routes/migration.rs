@@ -14,10 +14,7 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
-    page::{self, place_cursor, query_of, read_place},
-    versions,
-};
+use super::page::{self, place_cursor, query_of, read_place};
 use crate::{
     auth::{Caller, tenant},
     core::{
@@ -29,7 +26,7 @@ use crate::{
         context::RequestInfo,
         error::{ApiError, Kind},
     },
-    workbench::Workbench,
+    workbench::{Workbench, records::details_json},
     workbench::{
         records::ClientRecord,
         view::{self, Versions},
@@ -84,14 +81,6 @@ fn record_json(workbench: &Workbench, record: &ClientRecord, versions: &Versions
     Value::Object(body)
 }
 
-/// What met an exposure, as the record and the guide list it.
-pub fn details_json(details: &[(String, u64, DateTime<Utc>)]) -> Vec<Value> {
-    details
-        .iter()
-        .map(|(detail, requests, last)| json!({"detail": detail, "requests": requests, "lastSeen": stamp(*last)}))
-        .collect()
-}
-
 /// `GET /api/migration`: the caller's own record, its rows alone, this instance's counts not
 /// yet written included.
 #[handler]
@@ -100,7 +89,7 @@ pub async fn mine(
     caller: Data<&Caller>,
     query: Query<MineQuery>,
 ) -> poem::Result<Json<Value>> {
-    let versions = versions(&workbench, query.version)?;
+    let versions = workbench.versions(query.version).map_err(ApiError::from)?;
     let now = workbench.now();
     let client = caller.client();
     let workbench = &workbench;
@@ -131,7 +120,7 @@ struct Asked {
 }
 
 fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<Asked, ApiError> {
-    let versions = versions(workbench, query.version)?;
+    let versions = workbench.versions(query.version).map_err(ApiError::from)?;
     let mut errors = Vec::new();
     let csv = match query.format.as_deref() {
         Some("csv") => true,

@@ -2,10 +2,9 @@
 //! for every route it calls on the retiring version, the route's successor, what to change (the
 //! changes its own requests met, with what met them) and what to read differently, and the next
 //! step for its status. Derived from the change declarations and the client's workbench record;
-//! served as JSON, markdown or one HTML page: the guide itself in `model`, its forms in `text`,
-//! the routes here.
+//! served as JSON, markdown or one HTML page: the guide itself in `workbench::guide`, its forms
+//! in `text`, the routes here.
 
-mod model;
 mod text;
 
 use std::sync::Arc;
@@ -16,8 +15,6 @@ use poem::{
 };
 use serde::Deserialize;
 
-use self::model::Guide;
-use super::versions;
 use crate::{
     auth::Caller,
     core::{
@@ -26,7 +23,6 @@ use crate::{
     },
     wire::error::{ApiError, Kind},
     workbench::Workbench,
-    workbench::view,
 };
 
 #[derive(Deserialize)]
@@ -34,25 +30,6 @@ pub struct GuideQuery {
     version: Option<u16>,
     tenant: Option<String>,
     subject: Option<String>,
-}
-
-/// The guide of one client, fleet-wide, from its rows alone (with this instance's counts not
-/// yet written). The version asked about defaults to the one the record describes.
-async fn guide_of(workbench: &Workbench, client: Client, asked: Option<u16>) -> Result<(Guide, bool), ApiError> {
-    let versions = versions(workbench, asked)?;
-    let now = workbench.now();
-    let workbench = &workbench;
-    let record =
-        view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
-    let to = versions.successor.unwrap_or(versions.version);
-    Ok((Guide::of(&record, versions.version, to, workbench, now), record.seen()))
-}
-
-/// A client's guide on `version` as JSON, as `GET /api/migration/guide` answers it: what each
-/// notice to the client carries.
-pub async fn as_json(workbench: &Workbench, client: Client, version: u16) -> Result<serde_json::Value, ApiError> {
-    let (guide, _) = guide_of(workbench, client, Some(version)).await?;
-    Ok(guide.to_json())
 }
 
 /// `GET /api/migration/guide`: the caller's own guide.
@@ -65,7 +42,7 @@ pub async fn mine(
 ) -> poem::Result<Response> {
     let form = text::Form::asked(req)?;
     let client = caller.client();
-    let (guide, _) = guide_of(&workbench, client, query.version).await?;
+    let (guide, _) = workbench.guide(&client, query.version).await.map_err(ApiError::from)?;
     Ok(text::respond(&guide, form))
 }
 
@@ -88,7 +65,7 @@ pub async fn anyones(
         return Err(ApiError::validation(missing).into());
     };
     let client = Client::new(tenant, subject);
-    let (guide, seen) = guide_of(&workbench, client, query.version).await?;
+    let (guide, seen) = workbench.guide(&client, query.version).await.map_err(ApiError::from)?;
     if !seen {
         return Err(ApiError::new(Kind::NotFound).into());
     }

@@ -6,9 +6,9 @@ use std::fmt::Write;
 
 use poem::{Request, Response};
 
-use super::model::{Guide, GuideRoute};
 use crate::encoding::rfc3339_seconds as stamp;
 use crate::wire::error::{ApiError, Kind};
+use crate::workbench::guide::{Guide, GuideRoute};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {

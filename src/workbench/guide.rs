@@ -1,14 +1,36 @@
-//! A client's migration guide as data: its routes, what to change on each, what to read
-//! differently, and the next step for its status.
+//! A client's migration guide as data (README "Your migration guide"): its routes, what to
+//! change on each, what to read differently, and the next step for its status, from the
+//! client's own record. The routes render it (JSON, markdown, HTML); every notice carries it.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::super::migration::details_json;
-use crate::{
-    changes::Change, core::storage::Status, encoding::rfc3339_seconds as stamp, workbench::Workbench,
-    workbench::records::ClientRecord,
+use super::{
+    Workbench,
+    records::{ClientRecord, details_json},
+    view,
 };
+use crate::{
+    changes::Change,
+    core::{
+        CoreError,
+        storage::{Client, Status},
+    },
+    encoding::rfc3339_seconds as stamp,
+};
+
+impl Workbench {
+    /// The guide of one client, fleet-wide, from its rows alone (with this instance's counts
+    /// not yet written), and whether the client was ever seen. The version asked about
+    /// defaults to the one the lifecycle says the migration tools describe.
+    pub async fn guide(&self, client: &Client, asked: Option<u16>) -> Result<(Guide, bool), CoreError> {
+        let versions = self.versions(asked)?;
+        let now = self.now();
+        let record = view::record(self.store(), &self.counting, client, &versions, now).await?;
+        let to = versions.successor.unwrap_or(versions.version);
+        Ok((Guide::of(&record, versions.version, to, self, now), record.seen()))
+    }
+}
 
 /// One client's guide from `from` to `to`.
 pub struct Guide {
