@@ -1,7 +1,9 @@
 //! The parts of one instance, built from the settings in the order they need each other: the
-//! transport's layers ([`Layers`]), and beside them the features the routes outside the
-//! versions and the background work use (the store, the workbench, the notices). Version
-//! handlers never see it: they take the core's [`Services`] they use.
+//! registry of versions and dispatch, the store, the one Redis link and its users, the
+//! features' handles (the workbench, the notices, maintenance) and the transport's layers
+//! ([`Layers`]). Only the composition root holds them all: a route outside the versions takes
+//! the handles it uses ([`AppState::handles`]), a job those its feature gave it, and a version's
+//! handler the core's [`Services`].
 
 use std::{ops::Deref, sync::Arc};
 
@@ -48,17 +50,18 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    /// The handles the routes outside the versions take, each as its own `Data`: no route
-    /// sees this whole state.
-    pub fn handles<E: poem::Endpoint>(&self, routes: E) -> impl poem::Endpoint<Output = E::Output> + use<E> {
-        use poem::EndpointExt;
-        routes
-            .data(self.layers.clone())
-            .data(self.store.clone())
-            .data(self.operations.clone())
-            .data(self.workbench.clone())
-            .data(self.notices.clone())
-            .data(self.maintenance.clone())
+    /// The routes outside the versions with the handles they take, each as its own `Data`:
+    /// no route sees this whole state.
+    pub fn handles<E: poem::Endpoint>(&self, routes: E) -> WithHandles<E> {
+        WithHandles {
+            routes,
+            layers: self.layers.clone(),
+            store: self.store.clone(),
+            operations: self.operations.clone(),
+            workbench: self.workbench.clone(),
+            notices: self.notices.clone(),
+            maintenance: self.maintenance.clone(),
+        }
     }
 
     /// Checks the settings against the versions, connects the stores (applying migrations).
@@ -67,7 +70,7 @@ impl AppState {
     }
 
     /// [`AppState::build`], with the routes outside the versions as the layers see them, and
-    /// their document written from what dispatch knows.
+    /// their document written from what the registry knows.
     pub async fn build_routed(
         settings: Settings,
         clock: Clock,
@@ -145,4 +148,32 @@ impl AppState {
 /// Marks that outlast the most a replica in use may lag, as its monitor last saw it.
 fn recent_writes(database: &DatabaseSettings, redis: Option<RedisLink>) -> RecentWrites {
     RecentWrites::new(database.replica_max_lag() + store::REPLICA_CHECK_INTERVAL * 2, redis)
+}
+
+/// Routes with the handles they take, put on each request in one step: one future around the
+/// routes' (a `.data()` per handle would nest one per handle, and every request's future,
+/// which holds this one, would grow with each).
+pub struct WithHandles<E> {
+    routes: E,
+    layers: Arc<Layers>,
+    store: Arc<dyn Store>,
+    operations: Arc<OperationsDocument>,
+    workbench: Arc<Workbench>,
+    notices: Arc<Notices>,
+    maintenance: Arc<Maintenance>,
+}
+
+impl<E: poem::Endpoint> poem::Endpoint for WithHandles<E> {
+    type Output = E::Output;
+
+    async fn call(&self, mut req: poem::Request) -> poem::Result<Self::Output> {
+        let extensions = req.extensions_mut();
+        extensions.insert(self.layers.clone());
+        extensions.insert(self.store.clone());
+        extensions.insert(self.operations.clone());
+        extensions.insert(self.workbench.clone());
+        extensions.insert(self.notices.clone());
+        extensions.insert(self.maintenance.clone());
+        self.routes.call(req).await
+    }
 }

@@ -15,8 +15,8 @@ use super::{
 };
 use crate::wire::context;
 
-pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<Layers>) -> poem::Result<Response> {
-    let prepared = match steps::prepare(&mut req, &state).await {
+pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, layers: Arc<Layers>) -> poem::Result<Response> {
+    let prepared = match steps::prepare(&mut req, &layers).await {
         Ok(prepared) => prepared,
         Err(Refused { error, refusal }) => {
             // Refused before its body was read: the connection closes after this answer, and
@@ -47,15 +47,15 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, state: Arc<L
     // A write's caller, to mark once it is answered (only when a replica is configured); a
     // dry run wrote nothing.
     let writer =
-        (!dry_run && !req.method().is_safe()).then(|| context::info(&req)).filter(|_| state.recent_writes.is_some());
+        (!dry_run && !req.method().is_safe()).then(|| context::info(&req)).filter(|_| layers.recent_writes.is_some());
     let mut response = match key {
         // Boxed: the keyed path's future is several KB; inline, every request would carry
         // (and copy) it through each layer.
-        Some(key) => Box::pin(idempotency::keyed(operations, req, &state, &key)).await?,
+        Some(key) => Box::pin(idempotency::keyed(operations, req, &layers, &key)).await?,
         None => operations.call(req).await?,
     };
     // Before the answer leaves: the client's next list, on any instance, must see this write.
-    if let (Some(info), Some(recent)) = (writer, &state.recent_writes)
+    if let (Some(info), Some(recent)) = (writer, &layers.recent_writes)
         && let Some(who) = info.identity.get()
     {
         recent.wrote(&who.tenant, &who.subject).await;

@@ -18,7 +18,7 @@ use crate::{
 
 /// Renders any error as the response the client gets, in the body shape of the version that
 /// served the request, and logs the cause of a 5xx. Every error goes through here.
-pub fn respond(err: poem::Error, info: &RequestInfo, state: &Layers, path: &str) -> Response {
+pub fn respond(err: poem::Error, info: &RequestInfo, layers: &Layers, path: &str) -> Response {
     let mut api = match info.body_over_limit.get() {
         // The body was cut off: whichever parser noticed, the cause is the size.
         Some(limit) => BodyTooLarge(*limit).into_api_error(),
@@ -26,7 +26,7 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &Layers, path: &str)
     };
     // Routes outside the versions (dispatch answers those): poem's 405 names no methods.
     if api.kind == Kind::MethodNotAllowed && !api.headers.iter().any(|(name, _)| *name == "allow") {
-        let allow = state.fixed.find(path).map_or("GET", |route| route.allow.as_str()).to_string();
+        let allow = layers.fixed.find(path).map_or("GET", |route| route.allow.as_str()).to_string();
         api = api.with_header("allow", allow.clone()).with_detail(allow);
     }
     if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {
@@ -37,8 +37,8 @@ pub fn respond(err: poem::Error, info: &RequestInfo, state: &Layers, path: &str)
     // routes, operators', health) belong to none: RFC 9457, whatever the default version.
     let version = info.version().or_else(|| sources::from_uri(path).and_then(|(v, _)| v));
     let style = match version {
-        None if state.fixed.find(path).is_some() => BodyStyle::Problem,
-        version => state.registry.style(version),
+        None if layers.fixed.find(path).is_some() => BodyStyle::Problem,
+        version => layers.registry.style(version),
     };
     let ctx = RenderContext {
         style,

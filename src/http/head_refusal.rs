@@ -40,19 +40,19 @@ pub fn limits(fields: usize) -> HeadLimits {
 }
 
 /// The guard's answers, for this service.
-pub fn answers(state: Arc<Layers>) -> RefuseHead {
-    Arc::new(move |too, start| answer(&state, too, start))
+pub fn answers(layers: Arc<Layers>) -> RefuseHead {
+    Arc::new(move |too, start| answer(&layers, too, start))
 }
 
 /// A path of at most this many characters is shown in the body.
 const SHOWN: usize = 200;
 
-fn answer(state: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
+fn answer(layers: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
     let line = String::from_utf8_lossy(start);
     let target = line.split(' ').nth(1).unwrap_or("/");
     let path: String = target.split('?').next().unwrap_or("/").chars().take(SHOWN).collect();
-    let version = state.dispatch.named_by_path(&path);
-    let fields = state.settings.http.max_header_bytes;
+    let version = layers.dispatch.named_by_path(&path);
+    let fields = layers.settings.http.max_header_bytes;
     let error = match too {
         TooLarge::Uri => ApiError::new(Kind::UriTooLong).with_detail(MAX_URI_BYTES.to_string()),
         TooLarge::Fields => ApiError::new(Kind::HeaderFieldsTooLarge).with_detail(format!(
@@ -63,7 +63,7 @@ fn answer(state: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
     let correlation_id = uuid::Uuid::new_v4().simple().to_string();
     let trace_id = uuid::Uuid::new_v4().simple().to_string();
     // A path that names no version (health, documents, admin) gets RFC 9457.
-    let style = version.map_or(BodyStyle::Problem, |v| state.registry.style(Some(v)));
+    let style = version.map_or(BodyStyle::Problem, |v| layers.registry.style(Some(v)));
     let ctx =
         RenderContext { style, lang: Lang::En, path: &path, correlation_id: &correlation_id, trace_id: &trace_id };
     let (body, content_type) = render_body(&error, &ctx);
@@ -79,14 +79,14 @@ fn answer(state: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
         Lang::En.tag(),
         body.len(),
     );
-    let supported = state.supported_versions.to_str().unwrap_or_default();
+    let supported = layers.supported_versions.to_str().unwrap_or_default();
     let _ = write!(head, "x-correlation-id: {correlation_id}\r\napi-supported-versions: {supported}\r\n");
     if let Some(version) = version {
         let _ = write!(head, "api-version: {version}\r\n");
     }
     // A deprecated version's headers, as on every other answer of that version.
     let answer = Answer { version, route: None, record: None, status: error.status };
-    for (name, value) in lifecycle_headers::headers(state, answer, (state.clock)()) {
+    for (name, value) in lifecycle_headers::headers(layers, answer, (layers.clock)()) {
         let _ = write!(head, "{name}: {}\r\n", value.to_str().unwrap_or_default());
     }
     head.push_str("x-content-type-options: nosniff\r\nconnection: close\r\n\r\n");

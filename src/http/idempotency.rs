@@ -32,7 +32,7 @@ pub fn is_valid_key(key: &str) -> bool {
 }
 
 /// Runs `next` at most once per key: claims it, runs, keeps the response (not a 5xx) for 24 h.
-pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &Layers, key: &str) -> poem::Result<Response> {
+pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, layers: &Layers, key: &str) -> poem::Result<Response> {
     if !is_valid_key(key) {
         return Err(ApiError::bad_header("Idempotency-Key").into());
     }
@@ -44,8 +44,8 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &Layers, key:
     let fingerprint = super::keyed_body::fingerprint(&mut req, &path, version).await?;
     let scope = Scope::new(&caller.tenant, &caller.principal.subject, key);
 
-    let store = state.idempotency.clone();
-    let claim = store.claim(&scope, &fingerprint, state.settings.http.idempotency_lease()).await.map_err(|e| {
+    let store = layers.idempotency.clone();
+    let claim = store.claim(&scope, &fingerprint, layers.settings.http.idempotency_lease()).await.map_err(|e| {
         // Without the store we cannot promise "at most once": run nothing.
         ApiError::unavailable(e.0)
     })?;
@@ -64,7 +64,7 @@ pub async fn keyed<E: Endpoint>(next: &E, mut req: Request, state: &Layers, key:
         Err(err) => {
             // The changes the request met travel on with its answer.
             let exposures = err.data::<Exposures>().cloned();
-            let mut response = respond(err, &info, state, &path);
+            let mut response = respond(err, &info, layers, &path);
             if let Some(exposures) = exposures {
                 response.extensions_mut().insert(exposures);
             }

@@ -8,9 +8,9 @@
 //! - `newcomers`: which clients a version closed to new ones still serves;
 //! - `view`: the questions (a client's record, a page of everyone's, readiness, usage), from one
 //!   snapshot of the store and this instance's counts not yet written;
-//! - `records`, `readiness`, `steering`: the record, the sunset's readiness, pins, brownouts and
-//!   the audit trail;
-//! - `routes`: the HTTP routes, the dashboard and each client's guide.
+//! - `records`, `readiness`, `steering`, `guide`: the record, the sunset's readiness, pins,
+//!   brownouts and the audit trail, and each client's guide (what notices carry too);
+//! - `routes`: the HTTP routes, which parse and render; the dashboard page.
 //!
 //! It never knows which version is which: versions, and which follows which, come from the
 //! lifecycle's [`Lineup`](crate::registry::lifecycle::Lineup).

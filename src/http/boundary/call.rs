@@ -17,7 +17,7 @@ pub async fn bounded<E: Endpoint>(
     next: Arc<E>,
     req: Request,
     info: &RequestInfo,
-    state: &Layers,
+    layers: &Layers,
 ) -> poem::Result<Response> {
     // poem's CatchPanic answers outside the error mapper; catching here keeps one body
     // shape. poem has no request timeout either: past it the request is dropped and
@@ -26,7 +26,7 @@ pub async fn bounded<E: Endpoint>(
     // (bench/RESULTS.md).
     let inner = Box::pin(next.call(req));
     // The deadline counts from the request's own start: one clock reading fewer.
-    let deadline = tokio::time::Instant::from_std(info.started) + state.settings.http.request_timeout();
+    let deadline = tokio::time::Instant::from_std(info.started) + layers.settings.http.request_timeout();
     let call = tokio::time::timeout_at(deadline, AssertUnwindSafe(inner).catch_unwind());
     match call.await {
         Ok(Ok(result)) => result.map(IntoResponse::into_response),

@@ -18,7 +18,7 @@ const API_VERSION: HeaderName = HeaderName::from_static("api-version");
 
 pub fn decorate(
     response: &mut Response,
-    state: &Layers,
+    layers: &Layers,
     info: &RequestInfo,
     authenticated: bool,
     cors_origin: Option<HeaderValue>,
@@ -30,13 +30,13 @@ pub fn decorate(
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // Draining: each connection closes after its answer, so a proxy keeps none idle to an
     // instance about to stop accepting (a request sent onto one then could not be retried).
-    if state.draining.load(std::sync::atomic::Ordering::Relaxed) {
+    if layers.draining.load(std::sync::atomic::Ordering::Relaxed) {
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     if authenticated {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    headers.insert(API_SUPPORTED_VERSIONS, state.supported_versions.clone());
+    headers.insert(API_SUPPORTED_VERSIONS, layers.supported_versions.clone());
     if let Some(version) = info.version() {
         headers.insert(API_VERSION, HeaderValue::from(version));
     }

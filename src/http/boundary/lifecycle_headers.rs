@@ -19,14 +19,14 @@ const SUNSET: HeaderName = HeaderName::from_static("sunset");
 
 /// `API-Deprecated-Versions` on every response; on a deprecated version's responses (and its
 /// 410s), `Deprecation`, `Sunset` and the `deprecation` and `successor-version` links.
-pub fn add(response: &mut Response, state: &Layers, info: &RequestInfo, now: DateTime<Utc>) {
+pub fn add(response: &mut Response, layers: &Layers, info: &RequestInfo, now: DateTime<Utc>) {
     let answer = Answer {
         version: info.version(),
         route: info.route().map(|r| &**r),
         record: record_of(response),
         status: response.status(),
     };
-    for (name, value) in headers(state, answer, now) {
+    for (name, value) in headers(layers, answer, now) {
         response.headers_mut().insert(name, value);
     }
 }
@@ -44,13 +44,13 @@ pub struct Answer<'a> {
 
 /// The lifecycle's headers for `answer`: every answer's, and a deprecated version's (also
 /// written by the connection's guard into the answers it makes itself, crate::http::head_refusal).
-pub fn headers(state: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(HeaderName, HeaderValue)> {
+pub fn headers(layers: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(HeaderName, HeaderValue)> {
     let mut headers = Vec::new();
-    if let Some(value) = state.registry.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
+    if let Some(value) = layers.registry.deprecated_versions(now).and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.push((API_DEPRECATED_VERSIONS, value));
     }
     let Some(version) = answer.version else { return headers };
-    let Some(lifecycle) = state.registry.lifecycle(version) else { return headers };
+    let Some(lifecycle) = layers.registry.lifecycle(version) else { return headers };
     let deprecated = lifecycle.stage(now) != Stage::Current;
     if !deprecated && answer.status != StatusCode::GONE {
         return headers;
@@ -65,7 +65,7 @@ pub fn headers(state: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(H
         }
         links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
     }
-    if let Some(successor) = state.registry.successor(version, answer.route, answer.record) {
+    if let Some(successor) = layers.registry.successor(version, answer.route, answer.record) {
         links.push(format!("<{successor}>; rel=\"successor-version\""));
     }
     if let Ok(value) = HeaderValue::from_str(&links.join(", ")) {

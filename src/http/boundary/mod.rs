@@ -30,32 +30,32 @@ use crate::{
 pub fn boundary<E: Endpoint>(
     next: Arc<E>,
     mut req: Request,
-    state: Arc<Layers>,
+    layers: Arc<Layers>,
 ) -> impl Future<Output = poem::Result<Response>> {
     let trace = RequestSpan::begin(&req);
-    let info = Arc::new(RequestInfo::new(&req, trace.handle(), (state.clock)()));
+    let info = Arc::new(RequestInfo::new(&req, trace.handle(), (layers.clock)()));
     req.extensions_mut().insert(info.clone());
     // Every line logged while the request is answered carries its ids.
-    request_scope::run(info.clone(), answer(next, req, state, info, trace))
+    request_scope::run(info.clone(), answer(next, req, layers, info, trace))
 }
 
 async fn answer<E: Endpoint>(
     next: Arc<E>,
     req: Request,
-    state: Arc<Layers>,
+    layers: Arc<Layers>,
     info: Arc<RequestInfo>,
     trace: RequestSpan,
 ) -> poem::Result<Response> {
     let method = req.method().clone();
     let authenticated = req.headers().contains_key(header::AUTHORIZATION);
-    let cors_origin = state.cors.allowed_origin(&req);
-    let preflight = cors_origin.as_ref().and_then(|origin| state.cors.preflight(&req, origin));
+    let cors_origin = layers.cors.allowed_origin(&req);
+    let preflight = cors_origin.as_ref().and_then(|origin| layers.cors.preflight(&req, origin));
 
     let result = match (framing::refuse(&req), preflight) {
         (Some(refused), _) => Err(refused.into()),
         // A preflight carries no credentials: it is answered before authentication.
         (None, Some(preflight)) => Ok(preflight),
-        (None, None) => call::bounded(next, req, &info, &state).await,
+        (None, None) => call::bounded(next, req, &info, &layers).await,
     };
     // The changes the request met, as the version that served it returned them.
     // What the layers and the version learned, returned with the answer or the error.
@@ -72,17 +72,17 @@ async fn answer<E: Endpoint>(
                 exposures: err.data::<Exposures>().cloned().unwrap_or_default(),
                 refusal: err.data::<Refusal>().copied(),
             };
-            (respond(err, &info, &state, info.target.path()), learned)
+            (respond(err, &info, &layers, info.target.path()), learned)
         }
     };
 
-    headers::decorate(&mut response, &state, &info, authenticated, cors_origin);
+    headers::decorate(&mut response, &layers, &info, authenticated, cors_origin);
     // The request's one clock reading, for the lifecycle headers and for usage.
     let now = info.arrived;
-    lifecycle_headers::add(&mut response, &state, &info, now);
+    lifecycle_headers::add(&mut response, &layers, &info, now);
 
     let elapsed = info.started.elapsed();
-    record::record(&state, &info, &method, learned, response.status().as_u16(), now, elapsed);
+    record::record(&layers, &info, &method, learned, response.status().as_u16(), now, elapsed);
     if trace.is_recording() {
         trace.end(Answered {
             route: info.client_route(),

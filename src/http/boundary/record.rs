@@ -23,7 +23,7 @@ pub struct Learned {
 /// Metrics for every request; usage for those a deprecated version served; and for the
 /// migration workbench, what each client does on each version, its dry runs apart.
 pub fn record(
-    state: &Layers,
+    layers: &Layers,
     info: &RequestInfo,
     method: &poem::http::Method,
     learned: Learned,
@@ -32,11 +32,11 @@ pub fn record(
     elapsed: std::time::Duration,
 ) {
     let served = info.version();
-    let route = info.route().unwrap_or(&state.unmatched_route);
+    let route = info.route().unwrap_or(&layers.unmatched_route);
     let method_name = method_label(method);
     let dry_run = info.is_dry_run();
     let observed = Observed { version: served.unwrap_or(0), route, method: method_name, status, dry_run };
-    state.metrics.observe(observed, elapsed);
+    layers.metrics.observe(observed, elapsed);
     let (Some(version), Some(who)) = (served, info.identity.get()) else { return };
     let counted_as = match learned.refusal {
         // Not answered: neither usage nor a first request of the version.
@@ -57,7 +57,7 @@ pub fn record(
         exposures: &learned.exposures.0,
         at: now,
     };
-    if state.clients.count(state.registry.lineup(), request) {
-        state.metrics.deprecated(version, &who.tenant, &who.subject);
+    if layers.clients.count(layers.registry.lineup(), request) {
+        layers.metrics.deprecated(version, &who.tenant, &who.subject);
     }
 }

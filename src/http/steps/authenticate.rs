@@ -14,8 +14,8 @@ use crate::{
 };
 
 /// The caller of an operation; `admin_only` operations refuse any other than an admin.
-pub async fn caller(req: &Request, state: &Layers, info: &RequestInfo, admin_only: bool) -> Result<Caller, ApiError> {
-    let caller = auth::authenticate(req, &state.verifier).await?;
+pub async fn caller(req: &Request, layers: &Layers, info: &RequestInfo, admin_only: bool) -> Result<Caller, ApiError> {
+    let caller = auth::authenticate(req, &layers.verifier).await?;
     if admin_only && !caller.is_admin() {
         return Err(ApiError::new(Kind::AdminRequired));
     }

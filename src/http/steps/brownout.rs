@@ -12,8 +12,8 @@ use crate::{
     },
 };
 
-pub fn refuse_targeted(state: &Layers, caller: &Caller, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
-    let Some(end) = state.clients.brownout_until(version, &caller.tenant, &caller.principal.subject, now) else {
+pub fn refuse_targeted(layers: &Layers, caller: &Caller, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
+    let Some(end) = layers.clients.brownout_until(version, &caller.tenant, &caller.principal.subject, now) else {
         return Ok(());
     };
     let retry_after = (end - now).num_seconds().max(1);

@@ -2,8 +2,8 @@
 
 use crate::{auth::Caller, core::storage::Freshness, http::Layers};
 
-pub async fn decide(mut caller: Caller, state: &Layers, is_list: bool) -> Caller {
-    if let (Some(recent), true) = (&state.recent_writes, is_list)
+pub async fn decide(mut caller: Caller, layers: &Layers, is_list: bool) -> Caller {
+    if let (Some(recent), true) = (&layers.recent_writes, is_list)
         && !recent.wrote_lately(&caller.tenant, &caller.principal.subject).await
     {
         caller.reads = Freshness::MayLag;

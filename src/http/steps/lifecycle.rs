@@ -22,17 +22,17 @@ const REHEARSAL_HEADER: HeaderName = HeaderName::from_static("x-api-sunset-rehea
 
 /// A request turned away before it was asked for a token: a valid one still tells the
 /// workbench who it was.
-pub async fn identify_refused(req: &Request, state: &Layers, info: &Arc<RequestInfo>, gone: Refused) -> Refused {
-    if let (Some(_), Ok(caller)) = (gone.refusal, auth::authenticate(req, &state.verifier).await) {
+pub async fn identify_refused(req: &Request, layers: &Layers, info: &Arc<RequestInfo>, gone: Refused) -> Refused {
+    if let (Some(_), Ok(caller)) = (gone.refusal, auth::authenticate(req, &layers.verifier).await) {
         identify(info, &caller);
     }
     gone
 }
 
 /// Whether `version` turns the request away now. Synchronous: the way on awaits nothing.
-pub fn refuse_if_gone(req: &Request, state: &Layers, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
-    let Some(lifecycle) = state.registry.lifecycle(version) else { return Ok(()) };
-    let retiring = state.registry.successor_version(version).is_some();
+pub fn refuse_if_gone(req: &Request, layers: &Layers, version: u16, now: DateTime<Utc>) -> Result<(), Refused> {
+    let Some(lifecycle) = layers.registry.lifecycle(version) else { return Ok(()) };
+    let retiring = layers.registry.successor_version(version).is_some();
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let gone = || ApiError::new(Kind::ApiVersionSunset).with_detail(version.to_string());
     match lifecycle.stage(now) {

@@ -5,8 +5,8 @@ use crate::{
     wire::error::{ApiError, Kind},
 };
 
-pub fn refuse_during(state: &Layers) -> Result<(), ApiError> {
-    match state.maintenance.active() {
+pub fn refuse_during(layers: &Layers) -> Result<(), ApiError> {
+    match layers.maintenance.active() {
         Some(retry_after) => Err(ApiError::new(Kind::Maintenance).with_header("retry-after", retry_after.to_string())),
         None => Ok(()),
     }

@@ -50,20 +50,20 @@ impl From<ApiError> for Refused {
 }
 
 /// The steps, in order.
-pub async fn prepare<'a>(req: &mut Request, state: &'a Layers) -> Result<Prepared<'a>, Refused> {
+pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepared<'a>, Refused> {
     let info = context::info(req);
     // 1. Routes outside the versions take no dry run (nor a bad value of its header); those
     //    that need a token: operators' and a client's own.
-    if let Some(route) = state.fixed.find(req.uri().path()) {
+    if let Some(route) = layers.fixed.find(req.uri().path()) {
         dry_run::refuse_outside_versions(&info)?;
         // Boxed, as the refusals below: what only some requests run does not size every
         // request's future.
-        if Box::pin(operators::admit(req, state, &info, route)).await? {
+        if Box::pin(operators::admit(req, layers, &info, route)).await? {
             return Ok(Prepared::Other);
         }
     }
     // 2. Dispatch: the version, its route, the legacy path rewritten.
-    let target = match state.dispatch.resolve(req, &info)? {
+    let target = match layers.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => return Ok(Prepared::Other),
         Resolution::Document { rewritten, .. } => {
             dry_run::refuse_outside_versions(&info)?;
@@ -78,36 +78,36 @@ pub async fn prepare<'a>(req: &mut Request, state: &'a Layers) -> Result<Prepare
     //    the answer says which one answered).
     dry_run::refuse_bad_value(&info)?;
     // 4. Maintenance refuses every version's operations.
-    maintenance::refuse_during(state)?;
+    maintenance::refuse_during(layers)?;
     // 5. A version past its sunset, in a brownout, or rehearsing its sunset: 410.
     let now = info.arrived;
-    if let Err(gone) = lifecycle::refuse_if_gone(req, state, target.version, now) {
-        return Err(Box::pin(lifecycle::identify_refused(req, state, &info, gone)).await);
+    if let Err(gone) = lifecycle::refuse_if_gone(req, layers, target.version, now) {
+        return Err(Box::pin(lifecycle::identify_refused(req, layers, &info, gone)).await);
     }
     let policy = target.route.policy(req.method());
     // From here on the request is addressed as its version's operations see it.
     *req.uri_mut() = target.relative;
     // 6. The caller, by its token; an admin-only operation needs an admin.
-    let caller = authenticate::caller(req, state, &info, policy.admin).await?;
+    let caller = authenticate::caller(req, layers, &info, policy.admin).await?;
     // 7. A brownout aimed at this client.
-    brownout::refuse_targeted(state, &caller, target.version, now)?;
+    brownout::refuse_targeted(layers, &caller, target.version, now)?;
     //    And a deprecated version closed to clients it did not serve before (a lookup the first
     //    time this instance sees the client, boxed: most requests never make it).
     if let (Some(deprecated_at), Some(who)) =
-        (new_clients::closed_since(state, target.version, now), info.identity.get())
+        (new_clients::closed_since(layers, target.version, now), info.identity.get())
     {
-        Box::pin(new_clients::refuse_newcomer(state, who, target.version, deprecated_at)).await?;
+        Box::pin(new_clients::refuse_newcomer(layers, who, target.version, deprecated_at)).await?;
     }
     // 8. The rate limit of the caller's tenant and subject.
-    rate_limit::admit(&caller, state).await?;
+    rate_limit::admit(&caller, layers).await?;
     // 9. Whether a list may read the replica: not right after the caller's own write.
-    let caller = freshness::decide(caller, state, policy.list).await;
+    let caller = freshness::decide(caller, layers, policy.list).await;
     // 10. What the handler takes: the caller and the services (a dry run's roll back every write).
     let dry_run = info.dry_run == DryRun::Yes;
-    let services = if dry_run { &state.dry_run_services } else { &state.services };
+    let services = if dry_run { &layers.dry_run_services } else { &layers.services };
     let _ = info.admitted.set(Admitted { caller, services: services.clone() });
     // 11. The body limit, counted as the body streams in.
-    let limit = if policy.upload { state.settings.http.max_upload_bytes } else { state.settings.http.max_body_bytes };
+    let limit = if policy.upload { layers.settings.http.max_upload_bytes } else { layers.settings.http.max_body_bytes };
     body_limit::apply(req, limit, info.clone())?;
     Ok(Prepared::Api { operations: target.endpoint, vendor_type: target.vendor_type, dry_run, upload: policy.upload })
 }

@@ -16,23 +16,23 @@ use crate::{
 };
 
 /// The deprecation instant of `version` if it is closed to new clients now.
-pub fn closed_since(state: &Layers, version: u16, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    let lifecycle = state.registry.lifecycle(version).filter(|l| l.refuse_new_clients)?;
+pub fn closed_since(layers: &Layers, version: u16, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let lifecycle = layers.registry.lifecycle(version).filter(|l| l.refuse_new_clients)?;
     lifecycle.deprecated_at.filter(|deprecated| now >= *deprecated)
 }
 
 pub async fn refuse_newcomer(
-    state: &Layers,
+    layers: &Layers,
     who: &Identity,
     version: u16,
     deprecated_at: DateTime<Utc>,
 ) -> Result<(), Refused> {
     let established =
-        state.clients.established(version, &who.tenant, &who.subject, deprecated_at).await.map_err(ApiError::from)?;
+        layers.clients.established(version, &who.tenant, &who.subject, deprecated_at).await.map_err(ApiError::from)?;
     if established {
         return Ok(());
     }
-    state.metrics.new_client_refused(version);
+    layers.metrics.new_client_refused(version);
     let error = ApiError::new(Kind::ApiVersionClosed).with_detail(version.to_string());
     Err(Refused { error, refusal: Some(Refusal::NewClient) })
 }

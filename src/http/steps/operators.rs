@@ -25,28 +25,28 @@ use crate::{
 /// steps decide).
 pub async fn admit(
     req: &mut Request,
-    state: &Layers,
+    layers: &Layers,
     info: &Arc<RequestInfo>,
     route: &FixedRoute,
 ) -> Result<bool, Refused> {
     match route.access {
         Access::Admin => {
-            let caller = auth::authenticate(req, &state.verifier).await?;
+            let caller = auth::authenticate(req, &layers.verifier).await?;
             // Operators act on every tenant: a token bound to one tenant is not an operator's.
             if !caller.is_admin() || caller.principal.tenant.is_some() {
                 return Err(ApiError::new(Kind::AdminRequired).into());
             }
             identify(info, &caller);
             req.extensions_mut().insert(caller);
-            take_json(req, state, info, route)?;
+            take_json(req, layers, info, route)?;
             Ok(true)
         }
         Access::Client => {
-            let caller = auth::authenticate(req, &state.verifier).await?;
+            let caller = auth::authenticate(req, &layers.verifier).await?;
             identify(info, &caller);
-            rate_limit::admit(&caller, state).await?;
+            rate_limit::admit(&caller, layers).await?;
             req.extensions_mut().insert(caller);
-            take_json(req, state, info, route)?;
+            take_json(req, layers, info, route)?;
             Ok(true)
         }
         Access::Public => Ok(false),
@@ -55,12 +55,12 @@ pub async fn admit(
 
 /// A write's body is JSON (415 otherwise, before it is read; a method the route does not answer
 /// is the router's 405), counted against the body limit.
-fn take_json(req: &mut Request, state: &Layers, info: &Arc<RequestInfo>, route: &FixedRoute) -> Result<(), ApiError> {
+fn take_json(req: &mut Request, layers: &Layers, info: &Arc<RequestInfo>, route: &FixedRoute) -> Result<(), ApiError> {
     if matches!(*req.method(), Method::PUT | Method::POST | Method::PATCH)
         && route.answers(req.method())
         && !req.content_type().is_some_and(payload::is_json)
     {
         return Err(payload::unsupported(&[payload::JSON]));
     }
-    body_limit::apply(req, state.settings.http.max_body_bytes, info.clone())
+    body_limit::apply(req, layers.settings.http.max_body_bytes, info.clone())
 }

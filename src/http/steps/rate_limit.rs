@@ -6,8 +6,8 @@ use crate::{
     wire::error::{ApiError, Kind},
 };
 
-pub async fn admit(caller: &Caller, state: &Layers) -> Result<(), ApiError> {
-    let decision = state.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
+pub async fn admit(caller: &Caller, layers: &Layers) -> Result<(), ApiError> {
+    let decision = layers.rate_limiter.check(&caller.tenant, &caller.principal.subject).await;
     if decision.allowed {
         return Ok(());
     }
