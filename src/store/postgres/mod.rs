@@ -110,7 +110,7 @@ impl PgStore {
         let inserts = gathered::Gathered::start(held.clone());
         let replica = match replica {
             Some(r) => {
-                Some(Box::pin(replica::Replica::start(r.url, r.max_lag, timeout, pool_size, pool.clone())).await?)
+                Some(Box::pin(replica::Replica::start(r.url, r.max_lag, timeout, pool_size, held.clone())).await?)
             }
             None => None,
         };

@@ -17,9 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use sqlx::PgPool;
-
-use super::PgStore;
+use super::{PgStore, held::Held};
 use crate::core::storage::{Freshness, ReplicaStats, StoreError};
 
 /// How often the monitor checks the replica's lag.
@@ -46,7 +44,7 @@ impl Replica {
         max_lag: Duration,
         timeout: Duration,
         pool_size: u32,
-        primary: PgPool,
+        primary: Arc<Held>,
     ) -> anyhow::Result<Arc<Self>> {
         let store = PgStore::connect(url, super::Role::Replica, timeout, pool_size, false, None).await?;
         let replica = Arc::new(Self {
@@ -129,7 +127,7 @@ impl Positions {
     }
 }
 
-async fn monitor(replica: std::sync::Weak<Replica>, primary: PgPool) {
+async fn monitor(replica: std::sync::Weak<Replica>, primary: Arc<Held>) {
     let mut ticks = tokio::time::interval(CHECK_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut positions = Positions { noted: VecDeque::new(), keep: Duration::from_secs(10) };
@@ -155,8 +153,13 @@ async fn monitor(replica: std::sync::Weak<Replica>, primary: PgPool) {
     }
 }
 
-async fn primary_position(primary: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint").fetch_one(traced(primary)).await
+/// The primary's WAL position, asked on a held connection like every other query: sqlx's pool
+/// has no free connection once the held ones fill it, and a query there would wait for good.
+async fn primary_position(primary: &Held) -> Result<i64, StoreError> {
+    super::on_held(primary, async |c| {
+        sqlx::query_scalar("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint").fetch_one(traced(c)).await
+    })
+    .await
 }
 
 /// The replica's replayed WAL position; `None` when the server is not a replica.
