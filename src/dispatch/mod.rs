@@ -68,10 +68,6 @@ impl Dispatch {
         Self { registry, vendor: settings.vendor.clone(), pins: Arc::default() }
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
-    }
-
     /// The pins dispatch consults, for the workbench to write.
     pub fn pins(&self) -> &Arc<Pins> {
         &self.pins

@@ -86,10 +86,6 @@ impl Workbench {
         self.store.as_ref()
     }
 
-    pub fn shared_store(&self) -> &Arc<dyn Store> {
-        &self.store
-    }
-
     /// The retiring version asked about (by default the one the lifecycle says the migration
     /// tools describe) and the one that follows it; a version nothing follows is refused.
     pub fn versions(&self, asked: Option<u16>) -> Result<view::Versions, CoreError> {
