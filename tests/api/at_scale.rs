@@ -589,7 +589,9 @@ async fn a_batch_whose_commit_answer_was_lost_is_counted_once(backend: Backend) 
     let bot = token("lost-commit", "acme");
     let url = format!("http://{}", app.addr);
     app.counts_written().await;
-    proxy.lose_the_next_commit_answer();
+    // The batch's own COMMIT: a prune's or a snapshot's also names the table. This instance has
+    // written no batch yet, so its INSERT is still parsed (sent as text) on its connection.
+    proxy.lose_the_next_commit_answer_after("INSERT INTO flushed_batches");
     for _ in 0..5 {
         assert_eq!(call(&url, &app.client, &bot, "/users", false).await, 200);
     }

@@ -22,9 +22,11 @@ pub struct Proxy {
     pub addr: SocketAddr,
     open: Arc<AtomicBool>,
     stalled: Arc<AtomicBool>,
-    /// Armed: the next `COMMIT` a client sends reaches the server, and its answer never comes
-    /// back (that connection falls silent), as when a network drops it on the way.
+    /// Armed: the next `COMMIT` of a transaction that sent the armed text reaches the
+    /// server, and its answer never comes back (that connection falls silent), as when a
+    /// network drops it on the way. Other transactions' COMMITs (a background read's) pass.
     lose_commit_answer: Arc<AtomicBool>,
+    lose_after: Arc<Mutex<Vec<u8>>>,
     connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
 }
@@ -36,17 +38,18 @@ impl Proxy {
         let open = Arc::new(AtomicBool::new(true));
         let stalled = Arc::new(AtomicBool::new(false));
         let lose_commit_answer = Arc::new(AtomicBool::new(false));
+        let lose_after: Arc<Mutex<Vec<u8>>> = Arc::default();
         let connections: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = tokio::spawn({
             let (open, stalled, connections) = (open.clone(), stalled.clone(), connections.clone());
-            let lose = lose_commit_answer.clone();
+            let (lose, after) = (lose_commit_answer.clone(), lose_after.clone());
             async move {
                 while let Ok((client, _)) = listener.accept().await {
                     if !open.load(Ordering::SeqCst) {
                         drop(client);
                         continue;
                     }
-                    let (stalled, lose) = (stalled.clone(), lose.clone());
+                    let (stalled, lose, after) = (stalled.clone(), lose.clone(), after.clone());
                     let task = tokio::spawn(async move {
                         if let Ok(server) = TcpStream::connect(upstream).await {
                             let ((client_in, client_out), (server_in, server_out)) =
@@ -58,7 +61,7 @@ impl Proxy {
                                     client_in,
                                     server_out,
                                     stalled.clone(),
-                                    Watch::Commit { lose, muted: muted.clone() }
+                                    Watch::Commit { lose, after, wrote: false, muted: muted.clone() }
                                 ),
                                 pump(server_in, client_out, stalled, Watch::Muted(muted))
                             );
@@ -68,11 +71,12 @@ impl Proxy {
                 }
             }
         });
-        Proxy { addr, open, stalled, lose_commit_answer, connections, accept }
+        Proxy { addr, open, stalled, lose_commit_answer, lose_after, connections, accept }
     }
 
-    /// The next `COMMIT` sent through the proxy commits, and its answer is lost.
-    pub fn lose_the_next_commit_answer(&self) {
+    /// The next `COMMIT` of a transaction that sent `text` commits, and its answer is lost.
+    pub fn lose_the_next_commit_answer_after(&self, text: &str) {
+        *self.lose_after.lock().unwrap() = text.as_bytes().to_vec();
         self.lose_commit_answer.store(true, Ordering::SeqCst);
     }
 
@@ -103,15 +107,16 @@ impl Proxy {
 
 /// What one direction of a connection watches for.
 enum Watch {
-    /// Client to server: a `COMMIT` (PostgreSQL's simple query), when armed, mutes the answers.
-    Commit { lose: Arc<AtomicBool>, muted: Arc<AtomicBool> },
+    /// Client to server: a `COMMIT` (PostgreSQL's simple query) after the connection sent the
+    /// armed text (`wrote`, since its last COMMIT), when armed, mutes the answers.
+    Commit { lose: Arc<AtomicBool>, after: Arc<Mutex<Vec<u8>>>, wrote: bool, muted: Arc<AtomicBool> },
     /// Server to client: nothing more once muted.
     Muted(Arc<AtomicBool>),
 }
 
 /// Copies one direction until either side closes. Bytes read while stalled are held for good,
 /// so a stalled connection stays silent even after `restore`.
-async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, stalled: Arc<AtomicBool>, watch: Watch) {
+async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, stalled: Arc<AtomicBool>, mut watch: Watch) {
     let mut buffer = vec![0; 16 * 1024];
     loop {
         let read = match from.read(&mut buffer).await {
@@ -125,11 +130,16 @@ async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, stalled: Arc<Atom
         if stalled.load(Ordering::SeqCst) || muted {
             return std::future::pending().await;
         }
-        if let Watch::Commit { lose, muted } = &watch
-            && buffer[..read].windows(7).any(|w| w == b"COMMIT\0")
-            && lose.swap(false, Ordering::SeqCst)
-        {
-            muted.store(true, Ordering::SeqCst);
+        if let Watch::Commit { lose, after, wrote, muted } = &mut watch {
+            let read = &buffer[..read];
+            let table = after.lock().unwrap().clone();
+            *wrote |= !table.is_empty() && read.windows(table.len()).any(|w| w == table.as_slice());
+            if read.windows(7).any(|w| w == b"COMMIT\0") {
+                if *wrote && lose.swap(false, Ordering::SeqCst) {
+                    muted.store(true, Ordering::SeqCst);
+                }
+                *wrote = false;
+            }
         }
         if to.write_all(&buffer[..read]).await.is_err() {
             return;
