@@ -69,7 +69,7 @@ enum Command {
         #[arg(long)]
         version: u16,
         /// Days looked back over, today included (1 to 90).
-        #[arg(long, default_value_t = crate::workbench::routes::readiness::DEFAULT_WINDOW)]
+        #[arg(long, default_value_t = crate::workbench::readiness::DEFAULT_WINDOW)]
         window: u32,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -226,22 +226,22 @@ async fn sunset_check(settings: Settings, version: u16, window: u32, format: Rep
         let registry = crate::registry::Registry::new(&crate::versions::all(), &settings.lifecycle)?;
         let store = store::connect(connection(&settings.database), None, false).await?;
         let now = chrono::Utc::now();
-        use crate::workbench::routes::readiness::{self, Question};
+        use crate::workbench::readiness::{self, Question};
         let limit = match format {
             ReportFormat::Text => readiness::REPORTED,
             ReportFormat::Json => crate::workbench::routes::page::DEFAULT_LIMIT,
         };
         let answer =
-            readiness::assess(store.as_ref(), None, &registry, Question { version, window, limit, now }).await?;
+            readiness::answer(store.as_ref(), None, &registry, Question { version, window, limit, now }).await?;
         answer.map_err(|why| anyhow::anyhow!("{why}"))
     };
     match answer.await {
         Ok(answer) => {
             match format {
-                ReportFormat::Json => println!("{answer}"),
-                ReportFormat::Text => print!("{}", crate::workbench::routes::readiness::report(&answer)),
+                ReportFormat::Json => println!("{}", serde_json::to_string(&answer).expect("an answer serializes")),
+                ReportFormat::Text => print!("{}", crate::workbench::readiness::report(&answer)),
             }
-            if answer["ready"] == true { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if answer.ready { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(err) => {
             eprintln!("tandem sunset-check: cannot tell: {err:#}");

@@ -4,6 +4,9 @@
 //! reaches zero. Read from the usage every instance writes (with this instance's counts not
 //! yet written), so the answer is the fleet's.
 
+mod answer;
+mod report;
+
 use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
@@ -16,6 +19,9 @@ use crate::core::{
     CoreError,
     storage::{Client, Store, Window},
 };
+
+pub use answer::{Answer, DEFAULT_WINDOW, Question, Unanswerable, answer};
+pub use report::{REPORTED, report};
 
 /// The longest window readiness looks back over, in days: usage is kept at least that long.
 pub const MAX_WINDOW: u32 = crate::settings::MIN_USAGE_RETENTION_DAYS;
