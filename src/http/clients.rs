@@ -7,7 +7,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::{changes::through::Met, core::CoreError, registry::lifecycle::Lineup};
+use crate::{
+    changes::through::Met,
+    core::{CoreError, storage::Client},
+    registry::lifecycle::Lineup,
+};
 
 /// How a request ended, as the clients' records tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,8 +27,7 @@ pub enum CountedAs {
 /// One answered request, as the boundary tells the clients' records of it.
 pub struct CountedRequest<'a> {
     pub version: u16,
-    pub tenant: &'a Arc<str>,
-    pub subject: &'a Arc<str>,
+    pub client: &'a Client,
     pub method: &'static str,
     /// The route template, or the label of requests no route matched.
     pub route: &'a Arc<str>,
@@ -45,11 +48,6 @@ pub trait ClientRecords: Send + Sync {
     fn brownout_until(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>>;
 
     /// Whether `version` answered the client before `deprecated_at`.
-    async fn established(
-        &self,
-        version: u16,
-        tenant: &Arc<str>,
-        subject: &Arc<str>,
-        deprecated_at: DateTime<Utc>,
-    ) -> Result<bool, CoreError>;
+    async fn established(&self, version: u16, client: &Client, deprecated_at: DateTime<Utc>)
+    -> Result<bool, CoreError>;
 }

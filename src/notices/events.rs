@@ -155,7 +155,7 @@ impl Scanner {
                 let summaries = snapshot.summaries(version.version, &owners).await?;
                 for endpoint in own {
                     let mine = summaries.iter().filter(|s| {
-                        s.activity.client.tenant == endpoint.tenant && s.activity.client.subject == endpoint.subject
+                        *s.activity.client.tenant == *endpoint.tenant && *s.activity.client.subject == *endpoint.subject
                     });
                     reached.push((endpoint, mine.cloned().collect()));
                 }
@@ -259,7 +259,7 @@ impl Scanner {
             .await?;
         let mut cursors = self.tenants_after.lock().unwrap_or_else(|p| p.into_inner());
         match page.last().filter(|_| page.len() == CLIENTS_PER_TENANT) {
-            Some(last) => cursors.insert(key, last.activity.client.subject.clone()),
+            Some(last) => cursors.insert(key, last.activity.client.subject.to_string()),
             None => cursors.remove(&key),
         };
         Ok(page)

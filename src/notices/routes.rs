@@ -135,8 +135,8 @@ async fn set(notices: &Arc<Notices>, owner: Owner, body: poem::Body) -> poem::Re
     let (url, format) = read_endpoint(notices, body).await?;
     let before = audited_before(notices, &owner).await?;
     let endpoint = Endpoint {
-        tenant: owner.client.tenant.clone(),
-        subject: owner.client.subject.clone(),
+        tenant: owner.client.tenant.to_string(),
+        subject: owner.client.subject.to_string(),
         url,
         format,
         secret: signing::new_secret(),
@@ -282,7 +282,11 @@ pub async fn deliveries(
     query: Query<ListQuery>,
 ) -> poem::Result<Json<Value>> {
     let owner = own(&caller);
-    let filter = NoticeFilter { tenant: Some(owner.client.tenant), subject: Some(owner.client.subject), status: None };
+    let filter = NoticeFilter {
+        tenant: Some(owner.client.tenant.to_string()),
+        subject: Some(owner.client.subject.to_string()),
+        status: None,
+    };
     list(&notices, filter, &query).await
 }
 

@@ -40,7 +40,7 @@ fn notice_from(r: &impl NamedRow) -> Result<Notice, sqlx::Error> {
     Ok(Notice {
         id: r.id("id")?,
         kind: must_text(r, "type")?,
-        client: Client { tenant: must_text(r, "tenant")?, subject: must_text(r, "subject")? },
+        client: Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() },
         created_at: must_time(r, "created_at")?,
         status: NoticeStatus::named(&status)
             .ok_or_else(|| sqlx::Error::Decode(format!("no status {status}").into()))?,
@@ -106,7 +106,7 @@ impl<S: RowStore> NoticeStore for S {
     }
 
     async fn endpoints_after(&self, after: Option<&Client>, limit: u32) -> StoreResult<Vec<Endpoint>> {
-        let (tenant, subject) = after.map_or(("", ""), |c| (c.tenant.as_str(), c.subject.as_str()));
+        let (tenant, subject) = after.map_or(("", ""), |c| (&*c.tenant, &*c.subject));
         // No owner sorts before ("", ""): a tenant is never empty.
         let statement = Statement::new(
             format!(
@@ -304,8 +304,10 @@ impl<S: RowStore> NoticeStore for S {
             [version(of), time(sunset_at)],
             keys,
         );
-        read(self, statement, |r| Ok(Client { tenant: must_text(r, "tenant")?, subject: must_text(r, "subject")? }))
-            .await
+        read(self, statement, |r| {
+            Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
+        })
+        .await
     }
 
     async fn acknowledgements(&self, of: u16, sunset_at: DateTime<Utc>) -> StoreResult<Vec<Client>> {
@@ -314,7 +316,9 @@ impl<S: RowStore> NoticeStore for S {
              ORDER BY tenant, subject",
             [version(of), time(sunset_at)],
         );
-        read(self, statement, |r| Ok(Client { tenant: must_text(r, "tenant")?, subject: must_text(r, "subject")? }))
-            .await
+        read(self, statement, |r| {
+            Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
+        })
+        .await
     }
 }

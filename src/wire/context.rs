@@ -14,7 +14,7 @@ use poem::{
 };
 
 use super::error::i18n::Lang;
-use crate::{auth::Caller, core::services::Services, telemetry::traces::TraceHandle};
+use crate::{auth::Caller, core::services::Services, core::storage::Client, telemetry::traces::TraceHandle};
 
 // A constant name: one given as a string is parsed and hashed again on every use.
 pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
@@ -58,8 +58,9 @@ pub struct RequestInfo {
     pub arrived: DateTime<Utc>,
     /// Where dispatch sent the request, written once when it has decided (even to refuse).
     pub resolved: OnceLock<Resolved>,
-    /// Who sent it, written once authentication has verified the token.
-    pub identity: OnceLock<Identity>,
+    /// Who sent it (its tenant and token subject; for usage, never logged), written once
+    /// authentication has verified the token.
+    pub identity: OnceLock<Client>,
     /// A version's operation, its caller admitted: what its handler takes. Kept here rather
     /// than as extensions of their own, which every request would insert and hash.
     pub admitted: OnceLock<Admitted>,
@@ -90,13 +91,6 @@ pub struct Resolved {
     pub route: Option<Arc<str>>,
     /// `true` when the client used an unversioned legacy path such as `/users`.
     pub legacy: bool,
-}
-
-/// Who a request is from: its tenant and its token's subject (for usage; never logged).
-#[derive(Debug, Clone)]
-pub struct Identity {
-    pub tenant: Arc<str>,
-    pub subject: Arc<str>,
 }
 
 /// Why a version answered 410 before it was sunset.

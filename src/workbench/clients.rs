@@ -2,14 +2,12 @@
 //! ([`ClientRecords`]): it counts each answered request, and knows the brownouts aimed at a
 //! client and which clients a version answered before its deprecation.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::Workbench;
 use crate::{
-    core::CoreError,
+    core::{CoreError, storage::Client},
     http::clients::{ClientRecords, CountedRequest},
     registry::lifecycle::Lineup,
 };
@@ -27,10 +25,9 @@ impl ClientRecords for Workbench {
     async fn established(
         &self,
         version: u16,
-        tenant: &Arc<str>,
-        subject: &Arc<str>,
+        client: &Client,
         deprecated_at: DateTime<Utc>,
     ) -> Result<bool, CoreError> {
-        self.newcomers.established(self.store(), &self.counting, version, (tenant, subject), deprecated_at).await
+        self.newcomers.established(self.store(), &self.counting, version, client, deprecated_at).await
     }
 }

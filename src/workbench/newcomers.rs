@@ -9,10 +9,7 @@
 //! kept until evicted. A newcomer is asked about again after [`RECHECK`]: another instance
 //! may not have written a pre-deprecation first request yet when this one first looked.
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
@@ -31,7 +28,7 @@ pub const RECHECK: Duration = Duration::from_secs(2);
 
 pub struct Newcomers {
     /// (version, tenant, subject) → established, or a newcomer as of an instant.
-    known: quick_cache::sync::Cache<(u16, Arc<str>, Arc<str>), Verdict>,
+    known: quick_cache::sync::Cache<(u16, Client), Verdict>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -53,18 +50,17 @@ impl Newcomers {
         store: &dyn Store,
         counting: &Counting,
         version: u16,
-        (tenant, subject): (&Arc<str>, &Arc<str>),
+        client: &Client,
         deprecated_at: DateTime<Utc>,
     ) -> Result<bool, CoreError> {
-        let key = (version, tenant.clone(), subject.clone());
+        let key = (version, client.clone());
         match self.known.get(&key) {
             Some(Verdict::Established) => return Ok(true),
             Some(Verdict::NewcomerAt(at)) if at.elapsed() < RECHECK => return Ok(false),
             _ => {}
         }
-        let client = Client::new(&**tenant, &**subject);
-        let here = counting.first_request(&client, version).is_some_and(|first| first < deprecated_at);
-        let established = here || store.established(version, &client, deprecated_at).await?;
+        let here = counting.first_request(client, version).is_some_and(|first| first < deprecated_at);
+        let established = here || store.established(version, client, deprecated_at).await?;
         let verdict = if established { Verdict::Established } else { Verdict::NewcomerAt(Instant::now()) };
         self.known.insert(key, verdict);
         Ok(established)

@@ -60,8 +60,8 @@ impl ClientRecord {
     pub fn of(client: &Client, summary: Option<&ClientSummary>, operations: &Activity, now: DateTime<Utc>) -> Self {
         let a = summary.map(|s| &s.activity);
         let mut record = ClientRecord {
-            tenant: client.tenant.clone(),
-            subject: client.subject.clone(),
+            tenant: client.tenant.to_string(),
+            subject: client.subject.to_string(),
             status: summary.map_or(Status::Unknown, |s| s.status(now)),
             requests: a.map_or(0, |a| a.counts.requests),
             last_old: a.and_then(|a| a.counts.last_request),
@@ -71,7 +71,7 @@ impl ClientRecord {
             refusals: a.map_or(0, |a| a.counts.refusals),
             routes: Vec::new(),
         };
-        let mine = |on: &ClientRoute| on.tenant == client.tenant && on.subject == client.subject;
+        let mine = |on: &ClientRoute| *on.tenant == *client.tenant && *on.subject == *client.subject;
         for row in operations.routes.iter().filter(|r| mine(&r.on)) {
             let exposures = operations
                 .exposures

@@ -47,8 +47,7 @@ pub fn record(
     };
     let request = CountedRequest {
         version,
-        tenant: &who.tenant,
-        subject: &who.subject,
+        client: who,
         method: method_name,
         route,
         matched: info.route().is_some(),

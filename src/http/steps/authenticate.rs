@@ -6,9 +6,10 @@ use poem::Request;
 
 use crate::{
     auth::Caller,
+    core::storage::Client,
     http::{Layers, auth},
     wire::{
-        context::{Identity, RequestInfo},
+        context::RequestInfo,
         error::{ApiError, Kind},
     },
 };
@@ -26,5 +27,5 @@ pub async fn caller(req: &Request, layers: &Layers, info: &RequestInfo, admin_on
 /// Records who the request is from, for the log, usage and the workbench.
 pub fn identify(info: &RequestInfo, caller: &Caller) {
     let subject = Arc::from(caller.principal.subject.as_str());
-    let _ = info.identity.set(Identity { tenant: caller.tenant.clone(), subject });
+    let _ = info.identity.set(Client { tenant: caller.tenant.clone(), subject });
 }

@@ -8,9 +8,10 @@ use chrono::{DateTime, Utc};
 
 use super::Refused;
 use crate::{
+    core::storage::Client,
     http::Layers,
     wire::{
-        context::{Identity, Refusal},
+        context::Refusal,
         error::{ApiError, Kind},
     },
 };
@@ -23,12 +24,11 @@ pub fn closed_since(layers: &Layers, version: u16, now: DateTime<Utc>) -> Option
 
 pub async fn refuse_newcomer(
     layers: &Layers,
-    who: &Identity,
+    who: &Client,
     version: u16,
     deprecated_at: DateTime<Utc>,
 ) -> Result<(), Refused> {
-    let established =
-        layers.clients.established(version, &who.tenant, &who.subject, deprecated_at).await.map_err(ApiError::from)?;
+    let established = layers.clients.established(version, who, deprecated_at).await.map_err(ApiError::from)?;
     if established {
         return Ok(());
     }

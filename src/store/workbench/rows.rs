@@ -45,7 +45,7 @@ pub(super) fn usage_values(row: &UsageRow) -> Vec<Value<'_>> {
 }
 
 pub(super) fn client_from(r: &impl NamedRow) -> Result<Client, sqlx::Error> {
-    Ok(Client { tenant: must_text(r, "tenant")?, subject: must_text(r, "subject")? })
+    Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
 }
 
 pub(super) fn version_from(r: &impl NamedRow) -> Result<VersionActivity, sqlx::Error> {

@@ -18,9 +18,6 @@ use crate::{
     http::clients::CountedAs,
 };
 
-/// A tenant and a subject, as the request path holds them.
-pub type Key = (Arc<str>, Arc<str>);
-
 /// An operation of a version: (version, method, route template).
 type Operation = (u16, &'static str, Arc<str>);
 
@@ -171,8 +168,8 @@ impl ClientCounts {
     pub fn add_rows_to(&self, client: &Client, activity: &mut Activity, usage: &mut Vec<UsageRow>) {
         let on = |(version, method, route): &Operation| ClientRoute {
             version: *version,
-            tenant: client.tenant.clone(),
-            subject: client.subject.clone(),
+            tenant: client.tenant.to_string(),
+            subject: client.subject.to_string(),
             method: method.to_string(),
             route: route.to_string(),
         };
@@ -204,8 +201,8 @@ impl ClientCounts {
         }
         usage.extend(self.usage.iter().map(|((version, route, day), s)| UsageRow {
             version: *version,
-            tenant: client.tenant.clone(),
-            subject: client.subject.clone(),
+            tenant: client.tenant.to_string(),
+            subject: client.subject.to_string(),
             route: route.to_string(),
             day: *day,
             requests: s.requests,
@@ -220,7 +217,7 @@ impl ClientCounts {
 #[derive(Debug)]
 pub struct Buffer {
     pub id: Uuid,
-    clients: HashMap<Key, ClientCounts>,
+    clients: HashMap<Client, ClientCounts>,
 }
 
 impl Default for Buffer {
@@ -231,13 +228,12 @@ impl Default for Buffer {
 
 impl Buffer {
     /// A client's counts (its key two reference counts, no copy of its names).
-    pub fn client(&mut self, tenant: &Arc<str>, subject: &Arc<str>) -> &mut ClientCounts {
-        self.clients.entry((tenant.clone(), subject.clone())).or_default()
+    pub fn client(&mut self, client: &Client) -> &mut ClientCounts {
+        self.clients.entry(client.clone()).or_default()
     }
 
     pub fn counts_of(&self, client: &Client) -> Option<&ClientCounts> {
-        let key: Key = (Arc::from(client.tenant.as_str()), Arc::from(client.subject.as_str()));
-        self.clients.get(&key)
+        self.clients.get(client)
     }
 
     /// The clients with counts on `version`, or on the version that follows it (`also`).
@@ -247,7 +243,7 @@ impl Buffer {
             .filter(move |(_, c)| {
                 c.versions.contains_key(&version) || also.is_some_and(|s| c.versions.contains_key(&s))
             })
-            .map(|((tenant, subject), c)| (Client::new(&**tenant, &**subject), c))
+            .map(|(client, c)| (client.clone(), c))
     }
 
     /// The clients with usage of `version`.
@@ -255,7 +251,7 @@ impl Buffer {
         self.clients
             .iter()
             .filter(move |(_, c)| c.usage.keys().any(|(v, ..)| *v == version))
-            .map(|((tenant, subject), c)| (Client::new(&**tenant, &**subject), c))
+            .map(|(client, c)| (client.clone(), c))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -270,9 +266,8 @@ impl Buffer {
     /// Everything counted, as the store's rows.
     pub fn rows_of_all(&self) -> (Activity, Vec<UsageRow>) {
         let (mut activity, mut usage) = (Activity::default(), Vec::new());
-        for ((tenant, subject), counts) in &self.clients {
-            let client = Client::new(&**tenant, &**subject);
-            counts.add_rows_to(&client, &mut activity, &mut usage);
+        for (client, counts) in &self.clients {
+            counts.add_rows_to(client, &mut activity, &mut usage);
         }
         (activity, usage)
     }
@@ -292,9 +287,9 @@ mod tests {
 
     #[test]
     fn requests_rehearsals_and_refusals_are_counted_apart() {
-        let (tenant, subject, route): (Arc<str>, Arc<str>, Arc<str>) = ("acme".into(), "bot".into(), "/users".into());
+        let (client, route): (Client, Arc<str>) = (Client::new("acme", "bot"), "/users".into());
         let mut buffer = Buffer::default();
-        let counts = buffer.client(&tenant, &subject);
+        let counts = buffer.client(&client);
         let sorted = vec![Met { change: "sort-parameter", details: vec!["sortBy=name".to_string()] }];
         counts.record(&seen(CountedAs::Request, &route, &sorted));
         counts.record(&seen(CountedAs::Request, &route, &sorted));
@@ -314,11 +309,11 @@ mod tests {
 
     #[test]
     fn details_are_bounded_per_client_operation_and_change() {
-        let (tenant, subject, route): (Arc<str>, Arc<str>, Arc<str>) = ("acme".into(), "bot".into(), "/users".into());
+        let (client, route): (Client, Arc<str>) = (Client::new("acme", "bot"), "/users".into());
         let mut buffer = Buffer::default();
         for i in 0..MAX_DETAILS + 5 {
             let met = [Met { change: "strict-bodies", details: vec![format!("/field{i}")] }];
-            buffer.client(&tenant, &subject).record(&seen(CountedAs::Request, &route, &met));
+            buffer.client(&client).record(&seen(CountedAs::Request, &route, &met));
         }
         let (activity, _) = buffer.rows_of_all();
         assert_eq!(activity.details.len(), MAX_DETAILS);

@@ -55,11 +55,11 @@ impl Counting {
     /// dry runs apart. `None`: not answered (refused as a newcomer), nothing counted.
     /// Whether it was usage of a deprecated version.
     pub fn count(&self, lineup: &Lineup, request: CountedRequest) -> bool {
-        let CountedRequest { version, tenant, subject, method, route, matched, at, .. } = request;
+        let CountedRequest { version, client, method, route, matched, at, .. } = request;
         if request.dry_run {
             // Never usage nor a request of the version: counted apart, on any version's route.
             if matched {
-                self.live().client(tenant, subject).record_dry_run(version, method, route, at);
+                self.live().client(client).record_dry_run(version, method, route, at);
             }
             return false;
         }
@@ -74,7 +74,7 @@ impl Counting {
             usage: (deprecated || retiring).then_some(route),
             at,
         };
-        self.live().client(tenant, subject).record(&seen);
+        self.live().client(client).record(&seen);
         counted_as == CountedAs::Request && deprecated
     }
 

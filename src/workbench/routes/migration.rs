@@ -218,7 +218,7 @@ async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn
         let reached = endpoints.iter().any(|e| {
             e.disabled_at.is_none() && e.tenant == r.tenant && (e.subject.is_empty() || e.subject == r.subject)
         });
-        let last = last.iter().find(|n| n.client.tenant == r.tenant && n.client.subject == r.subject);
+        let last = last.iter().find(|n| *n.client.tenant == *r.tenant && *n.client.subject == *r.subject);
         json!({"endpoint": reached, "last": last.map(|n| json!({"type": n.kind, "status": n.status.name(),
                                                                    "createdAt": stamp(n.created_at)}))})
     })

@@ -67,8 +67,8 @@ pub fn place_cursor(place: &Place, query: &str) -> String {
         q: query.into(),
         r: Some(*risk),
         n: Some(*requests),
-        t: client.tenant.clone(),
-        s: client.subject.clone(),
+        t: client.tenant.to_string(),
+        s: client.subject.to_string(),
     })
 }
 
@@ -83,7 +83,7 @@ pub fn read_place(raw: &str, query: &str) -> Result<Place, FieldError> {
 }
 
 pub fn client_cursor(client: &Client, query: &str) -> String {
-    encode(&Body { q: query.into(), r: None, n: None, t: client.tenant.clone(), s: client.subject.clone() })
+    encode(&Body { q: query.into(), r: None, n: None, t: client.tenant.to_string(), s: client.subject.to_string() })
 }
 
 pub fn read_client(raw: &str, query: &str) -> Result<Client, FieldError> {

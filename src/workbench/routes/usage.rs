@@ -112,8 +112,11 @@ pub async fn usage(workbench: Data<&Arc<Workbench>>, query: Query<UsageQuery>) -
     let page = view::usage(workbench.store(), &workbench.counting, version, since_day, after.as_ref(), limit)
         .await
         .map_err(ApiError::from)?;
-    let clients: Vec<ClientUsage> =
-        page.clients.into_iter().map(|(client, rows)| client_usage(client.tenant, client.subject, &rows)).collect();
+    let clients: Vec<ClientUsage> = page
+        .clients
+        .into_iter()
+        .map(|(client, rows)| client_usage(client.tenant.to_string(), client.subject.to_string(), &rows))
+        .collect();
     let lifecycle = workbench.registry.lifecycle(version).cloned().unwrap_or_default();
     let requests: u64 = page.per_day.values().sum();
     Ok(Json(json!({
