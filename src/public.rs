@@ -6,7 +6,7 @@ use std::sync::Arc;
 use poem::{
     IntoResponse, Request, Response, handler,
     http::StatusCode,
-    web::{Data, Html, Json, Path},
+    web::{Data, Html, Json},
 };
 use serde_json::json;
 
@@ -16,6 +16,7 @@ use crate::{
     core::storage::{Store, StoreError},
     http::Layers,
     registry::lifecycle::Stage,
+    routing::params::Param,
     wire::{
         context::RequestInfo,
         error::{ApiError, Kind},
@@ -84,7 +85,7 @@ pub async fn ready(layers: Data<&Arc<Layers>>, store: Data<&Arc<dyn Store>>) -> 
 
 /// A short HTML page explaining a problem `type`.
 #[handler]
-pub fn problem_page(Path(slug): Path<String>) -> poem::Result<Html<String>> {
+pub fn problem_page(Param(slug): Param) -> poem::Result<Html<String>> {
     let kind = Kind::from_slug(&slug).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     let lang = crate::wire::error::i18n::Lang::En;
     let detail = kind.detail(lang).replace("{}", "…");

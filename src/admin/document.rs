@@ -415,11 +415,11 @@ pub fn get_admin_audit(_: &Context) -> Value {
 }
 
 /// One operation outside the versions as the router's table declares it.
-pub struct Operation<'a> {
-    /// As the router writes it: `/problems/:slug`.
-    pub path: &'a str,
+pub struct Operation {
+    /// As the table writes it: `/problems/:slug`.
+    pub path: String,
     pub access: Access,
-    pub method: &'a Method,
+    pub method: Method,
     /// `None`: described elsewhere (a version's catalogue, deprecation page or this document).
     pub describe: Option<Describe>,
 }
@@ -467,12 +467,17 @@ mod tests {
         let registry = Registry::new(&crate::versions::all(), &crate::settings::VersionSettings::default()).unwrap();
         let operations = [
             Operation {
-                path: "/admin/brownouts/:id",
+                path: "/admin/brownouts/:id".into(),
                 access: Access::Admin,
-                method: &Method::DELETE,
+                method: Method::DELETE,
                 describe: Some(delete_admin_brownouts_id),
             },
-            Operation { path: "/docs/v1/deprecation", access: Access::Public, method: &Method::GET, describe: None },
+            Operation {
+                path: "/docs/v1/deprecation".into(),
+                access: Access::Public,
+                method: Method::GET,
+                describe: None,
+            },
         ];
         let document: Value = serde_json::from_str(&document(&operations, &registry).unwrap()).unwrap();
         let paths = document["paths"].as_object().unwrap();

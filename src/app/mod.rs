@@ -15,7 +15,7 @@ use crate::{
     },
     http::{
         self,
-        fixed::{Access, FixedRoute, FixedRoutes},
+        fixed::{Access, FixedRoute, FixedRoutes, Served},
         lazy_page::lazy_page,
     },
     jobs::{Job, Runner},
@@ -23,6 +23,7 @@ use crate::{
     ops::maintenance,
     public,
     registry::Version,
+    routing::endpoint::shared,
     settings::Settings,
     versions, workbench,
 };
@@ -173,29 +174,25 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
     table
 }
 
-/// The routes outside the versions, before the layers: the fixed table, then each version's
-/// document at `/api/v<N>/openapi.json` and its Swagger UI (built when first read) at
-/// `/docs/v<N>/`. A version's operations are not here: dispatch matches their routes and hands
-/// each request to its version's operations itself.
-fn routes(table: Vec<Fixed>, versions: Vec<Version>) -> Route {
+/// The routes outside the versions, before the layers: the fixed table's route the steps
+/// matched, else each version's document at `/api/v<N>/openapi.json` and its Swagger UI
+/// (built when first read) at `/docs/v<N>/`. A version's operations are not here: dispatch
+/// matches their routes and hands each request to its version's operations itself.
+fn routes(versions: Vec<Version>) -> Served<Route> {
     let mut route = Route::new();
-    for entry in table {
-        let methods = entry.methods.into_iter().fold(RouteMethod::new(), |m, (method, ep, _)| m.method(method, ep));
-        route = route.at(entry.path, methods);
-    }
     for version in versions {
         let n = version.number;
         route = route
             .at(format!("/api/v{n}/openapi.json"), poem::get(public::openapi_document))
             .nest(format!("/docs/v{n}"), Route::new().at("/", lazy_page(move || (version.docs_page)())));
     }
-    route
+    Served { router: route }
 }
 
 pub struct Application {
     acceptor: http::listener::Listener,
     state: Arc<AppState>,
-    routes: Route,
+    routes: Served<Route>,
     local_addr: SocketAddr,
 }
 
@@ -209,9 +206,10 @@ impl Application {
     pub async fn build_with(settings: Settings, clock: Clock, versions: Vec<Version>) -> anyhow::Result<Self> {
         let listen = normalize_listen(&settings.http.listen);
         let table = fixed_routes(&versions);
-        let document = |registry: &_| document::document(&described(&table), registry);
-        let state = AppState::build_routed(settings, clock, &versions, fixed_view(&table), document).await?;
-        let routes = routes(table, versions);
+        let operations = described(&table);
+        let document = |registry: &_| document::document(&operations, registry);
+        let state = AppState::build_routed(settings, clock, &versions, fixed_view(table), document).await?;
+        let routes = routes(versions);
         let acceptor = http::listener::Listener::bind(&listen).await?;
         let local_addr = acceptor
             .local_addr()
@@ -282,21 +280,27 @@ impl Application {
     }
 }
 
-/// The layers' view of the table: who may call each route, and its `Allow`.
-fn fixed_view(table: &[Fixed]) -> FixedRoutes {
-    let view = |f: &Fixed| {
+/// The layers' view of the table: who may call each route, its `Allow` and its handlers.
+fn fixed_view(table: Vec<Fixed>) -> FixedRoutes {
+    let view = |f: Fixed| {
         let methods: Vec<Method> = f.methods.iter().map(|(m, _, _)| m.clone()).collect();
-        FixedRoute::new(f.path.clone(), f.access, &methods)
+        let handlers = f.methods.into_iter().fold(RouteMethod::new(), |m, (method, ep, _)| m.method(method, ep));
+        FixedRoute::new(f.path, f.access, &methods, shared(handlers))
     };
-    FixedRoutes(table.iter().map(view).collect())
+    FixedRoutes(table.into_iter().map(view).collect())
 }
 
 /// The table's operations as the operations document reads them.
-fn described(table: &[Fixed]) -> Vec<document::Operation<'_>> {
+fn described(table: &[Fixed]) -> Vec<document::Operation> {
     let operations =
         table.iter().flat_map(|f| f.methods.iter().map(move |(method, _, describe)| (f, method, *describe)));
     operations
-        .map(|(f, method, describe)| document::Operation { path: &f.path, access: f.access, method, describe })
+        .map(|(f, method, describe)| document::Operation {
+            path: f.path.clone(),
+            access: f.access,
+            method: method.clone(),
+            describe,
+        })
         .collect()
 }
 

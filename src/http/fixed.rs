@@ -1,8 +1,11 @@
 //! The routes outside the versions (health, metrics, problems, documents, admin) as the layers
-//! see them: who may call each, and its `Allow`. `crate::app` builds this and the router from
-//! one table.
+//! see them: who may call each, its `Allow`, and its endpoint. `crate::app` builds this from
+//! one table. The steps match a request's path here, once: the route they chose travels with
+//! the request ([`Chosen`]) and [`Served`] calls it, so poem's router never matches it again.
 
-use poem::http::Method;
+use poem::{Endpoint, Request, Response, http::Method};
+
+use crate::routing::{endpoint::SharedEndpoint, params::PathParams};
 
 /// Who may call a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +18,7 @@ pub enum Access {
     Client,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FixedRoute {
     /// As the router knows it: `/problems/:slug` matches one segment for `:slug`.
     pub path: String,
@@ -23,17 +26,20 @@ pub struct FixedRoute {
     /// The `Allow` header value.
     pub allow: String,
     methods: Vec<Method>,
+    /// Its methods' handlers (poem's `RouteMethod`: a method it does not answer is a 405, a
+    /// HEAD its GET without the body), with the handles they take.
+    endpoint: SharedEndpoint,
     /// The path up to its first parameter: every request checks this table, so most paths are
     /// told apart by one comparison.
     literal: usize,
 }
 
 impl FixedRoute {
-    pub fn new(path: impl Into<String>, access: Access, methods: &[Method]) -> Self {
+    pub fn new(path: impl Into<String>, access: Access, methods: &[Method], endpoint: SharedEndpoint) -> Self {
         let path = path.into();
         let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
         let literal = path.find(':').unwrap_or(path.len());
-        Self { path, access, allow, methods: methods.to_vec(), literal }
+        Self { path, access, allow, methods: methods.to_vec(), endpoint, literal }
     }
 
     /// Whether the route answers `method` (else the router's 405 does).
@@ -41,32 +47,67 @@ impl FixedRoute {
         self.methods.contains(method)
     }
 
-    fn matches(&self, path: &str) -> bool {
+    /// The values of its parameters, percent-decoded, when `path` is this route (as poem's
+    /// router reads them: a segment that does not decode to UTF-8 matches nothing).
+    fn matches(&self, path: &str) -> Option<PathParams> {
         if self.literal == self.path.len() {
-            return path == self.path;
+            return (path == self.path).then(PathParams::default);
         }
         if !path.starts_with(&self.path[..self.literal]) {
-            return false;
+            return None;
         }
         let mut wanted = self.path.split('/');
         let mut given = path.split('/');
+        let mut params = PathParams::default();
         loop {
             match (wanted.next(), given.next()) {
-                (None, None) => return true,
-                (Some(w), Some(g)) if w.starts_with(':') && !g.is_empty() => {}
+                (None, None) => return Some(params),
+                (Some(w), Some(g)) if w.starts_with(':') && !g.is_empty() => {
+                    params.0.push(percent_encoding::percent_decode_str(g).decode_utf8().ok()?.into_owned());
+                }
                 (Some(w), Some(g)) if w == g => {}
-                _ => return false,
+                _ => return None,
             }
         }
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct FixedRoutes(pub Vec<FixedRoute>);
 
 impl FixedRoutes {
-    pub fn find(&self, path: &str) -> Option<&FixedRoute> {
-        self.0.iter().find(|route| route.matches(path))
+    /// The route `path` names, and its parameters' values.
+    pub fn find(&self, path: &str) -> Option<(&FixedRoute, PathParams)> {
+        self.0.iter().find_map(|route| Some((route, route.matches(path)?)))
+    }
+}
+
+/// The route the steps matched, on the request until [`Served`] calls it.
+#[derive(Clone)]
+pub struct Chosen(SharedEndpoint);
+
+/// Puts the route the steps matched on the request, with its parameters' values.
+pub fn choose(req: &mut Request, route: &FixedRoute, params: PathParams) {
+    if !params.0.is_empty() {
+        req.extensions_mut().insert(params);
+    }
+    req.extensions_mut().insert(Chosen(route.endpoint.clone()));
+}
+
+/// Calls the route the steps chose, else `router` (a version's document, its Swagger UI, and
+/// every path no route names: 404).
+pub struct Served<R> {
+    pub router: R,
+}
+
+impl<R: Endpoint<Output = Response>> Endpoint for Served<R> {
+    type Output = Response;
+
+    async fn call(&self, mut req: Request) -> poem::Result<Response> {
+        match req.extensions_mut().remove::<Chosen>() {
+            Some(Chosen(endpoint)) => endpoint.call(req).await,
+            None => self.router.call(req).await,
+        }
     }
 }
 
@@ -76,14 +117,18 @@ mod tests {
 
     #[test]
     fn routes_match_by_segment() {
+        let answer = || crate::routing::endpoint::shared(poem::endpoint::make_sync(|_| Response::default()));
         let routes = FixedRoutes(vec![
-            FixedRoute::new("/problems/:slug", Access::Public, &[Method::GET]),
-            FixedRoute::new("/admin/maintenance", Access::Admin, &[Method::GET, Method::PUT]),
+            FixedRoute::new("/problems/:slug", Access::Public, &[Method::GET], answer()),
+            FixedRoute::new("/admin/maintenance", Access::Admin, &[Method::GET, Method::PUT], answer()),
         ]);
-        assert_eq!(routes.find("/problems/not-found").unwrap().allow, "GET");
+        let (problem, params) = routes.find("/problems/not%20found").unwrap();
+        assert_eq!((problem.allow.as_str(), params), ("GET", PathParams(vec!["not found".into()])));
         assert!(routes.find("/problems/").is_none());
-        assert_eq!(routes.find("/admin/maintenance").unwrap().access, Access::Admin);
-        assert_eq!(routes.find("/admin/maintenance").unwrap().allow, "GET, PUT");
+        assert!(routes.find("/problems/%FF").is_none(), "not UTF-8");
+        let (maintenance, params) = routes.find("/admin/maintenance").unwrap();
+        assert_eq!((maintenance.access, maintenance.allow.as_str()), (Access::Admin, "GET, PUT"));
+        assert!(params.0.is_empty());
         assert!(routes.find("/admin/other").is_none());
         assert!(routes.find("/admin/maintenance/x").is_none());
     }

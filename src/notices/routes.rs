@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use poem::{
     IntoResponse, Response, handler,
     http::StatusCode,
-    web::{Data, Json, Path, Query},
+    web::{Data, Json, Query},
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -23,6 +23,7 @@ use crate::{
         storage::{AuditEntry, Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
     },
     encoding::rfc3339_seconds as stamp,
+    routing::params::Param,
     wire::{
         error::{ApiError, Kind},
         payload::read_strict_json,
@@ -209,7 +210,7 @@ pub async fn delete_mine(notices: Data<&Arc<Notices>>, caller: Data<&Caller>) ->
 pub async fn put_tenant(
     notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
-    Path(name): Path<String>,
+    Param(name): Param,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
     set(&notices, tenants(&name, &caller)?, body).await
@@ -220,7 +221,7 @@ pub async fn put_tenant(
 pub async fn get_tenant(
     notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
-    Path(name): Path<String>,
+    Param(name): Param,
 ) -> poem::Result<Json<Value>> {
     get(&notices, tenants(&name, &caller)?).await
 }
@@ -230,7 +231,7 @@ pub async fn get_tenant(
 pub async fn delete_tenant(
     notices: Data<&Arc<Notices>>,
     caller: Data<&Caller>,
-    Path(name): Path<String>,
+    Param(name): Param,
 ) -> poem::Result<Response> {
     delete(&notices, tenants(&name, &caller)?).await
 }

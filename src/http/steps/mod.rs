@@ -14,7 +14,7 @@ mod rate_limit;
 
 use poem::Request;
 
-use super::Layers;
+use super::{Layers, fixed};
 use crate::{
     dispatch::Resolution,
     routing::endpoint::SharedEndpoint,
@@ -28,7 +28,8 @@ use crate::{
 /// What the steps decided a request is.
 pub enum Prepared<'a> {
     /// Not a version's operation (health, a document, an operators' or a client's route outside
-    /// the versions, an unknown path): the router answers it as it is.
+    /// the versions, an unknown path): answered as it is, by the route outside the versions it
+    /// matched (put on the request, `crate::http::fixed::choose`), else by the router.
     Other,
     /// A version's operation, its caller admitted: answered by its version's `operations` (the
     /// router does not match it again), a keyed POST through the Idempotency-Key layer.
@@ -52,23 +53,39 @@ impl From<ApiError> for Refused {
 /// The steps, in order.
 pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepared<'a>, Refused> {
     let info = context::info(req);
-    // 1. Routes outside the versions take no dry run (nor a bad value of its header); those
-    //    that need a token: operators' and a client's own.
-    if let Some(route) = layers.fixed.find(req.uri().path()) {
+    // 1. Routes outside the versions, matched here once, take no dry run (nor a bad value of
+    //    its header); those that need a token: operators' and a client's own.
+    let fixed = layers.fixed.find(req.uri().path());
+    if let Some((route, _)) = &fixed {
         dry_run::refuse_outside_versions(&info)?;
         // Boxed, as the refusals below: what only some requests run does not size every
         // request's future.
         if Box::pin(operators::admit(req, layers, &info, route)).await? {
+            let (route, params) = fixed.expect("matched");
+            fixed::choose(req, route, params);
             return Ok(Prepared::Other);
         }
     }
     // 2. Dispatch: the version, its route, the legacy path rewritten.
     let target = match layers.dispatch.resolve(req, &info)? {
-        Resolution::PassThrough => return Ok(Prepared::Other),
+        Resolution::PassThrough => {
+            if let Some((route, params)) = fixed {
+                fixed::choose(req, route, params);
+            }
+            return Ok(Prepared::Other);
+        }
         Resolution::Document { rewritten, .. } => {
             dry_run::refuse_outside_versions(&info)?;
-            if let Some(uri) = rewritten {
-                *req.uri_mut() = uri;
+            // A legacy path rewritten names its route anew (`/docs/deprecation` is v1's page).
+            let fixed = match rewritten {
+                Some(uri) => {
+                    *req.uri_mut() = uri;
+                    layers.fixed.find(req.uri().path())
+                }
+                None => fixed,
+            };
+            if let Some((route, params)) = fixed {
+                fixed::choose(req, route, params);
             }
             return Ok(Prepared::Other);
         }

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use poem::{
     handler,
-    web::{Data, Json, Path, Query},
+    web::{Data, Json, Query},
 };
 use serde::Deserialize;
 
 use super::page;
 use crate::{
     core::fields::{FieldError, Rule},
+    routing::params::Param,
     wire::error::{ApiError, Kind},
     workbench::{
         Workbench,
@@ -31,7 +32,7 @@ pub struct ReadinessQuery {
 #[handler]
 pub async fn of_version(
     workbench: Data<&Arc<Workbench>>,
-    Path(version): Path<String>,
+    Param(version): Param,
     query: Query<ReadinessQuery>,
 ) -> poem::Result<Json<readiness::Answer>> {
     let version = version.parse::<u16>().map_err(|_| ApiError::new(Kind::NotFound))?;

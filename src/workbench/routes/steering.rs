@@ -6,7 +6,7 @@ use std::sync::Arc;
 use poem::{
     IntoResponse, Response, handler,
     http::StatusCode,
-    web::{Data, Json, Path, Query},
+    web::{Data, Json, Query},
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -15,6 +15,7 @@ use crate::{
     auth::{Caller, tenant},
     core::fields::{FieldError, Rule},
     encoding::rfc3339_seconds as stamp,
+    routing::params::Param,
     wire::error::ApiError,
     workbench::Workbench,
     workbench::steering::{BrownoutRequest, brownout_json, pin_json},
@@ -42,7 +43,7 @@ pub struct PinBody {
 
 /// `GET /admin/tenants/<tenant>/default-version`.
 #[handler]
-pub async fn get_pin(workbench: Data<&Arc<Workbench>>, Path(name): Path<String>) -> poem::Result<Json<Value>> {
+pub async fn get_pin(workbench: Data<&Arc<Workbench>>, Param(name): Param) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
     let default = workbench.registry.default_version();
     let pins = workbench.pins().await.map_err(ApiError::from)?;
@@ -58,7 +59,7 @@ pub async fn get_pin(workbench: Data<&Arc<Workbench>>, Path(name): Path<String>)
 pub async fn put_pin(
     workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
-    Path(name): Path<String>,
+    Param(name): Param,
     body: poem::Body,
 ) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
@@ -80,7 +81,7 @@ pub async fn put_pin(
 pub async fn delete_pin(
     workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
-    Path(name): Path<String>,
+    Param(name): Param,
 ) -> poem::Result<Json<Value>> {
     tenant_param(&name)?;
     let default = workbench.registry.default_version();
@@ -161,7 +162,7 @@ pub async fn list_brownouts(workbench: Data<&Arc<Workbench>>) -> poem::Result<Js
 pub async fn end_brownout(
     workbench: Data<&Arc<Workbench>>,
     caller: Data<&Caller>,
-    Path(id): Path<String>,
+    Param(id): Param,
 ) -> poem::Result<Json<Value>> {
     let id = uuid::Uuid::try_parse(&id)
         .map_err(|_| ApiError::validation(vec![FieldError::parameter("id", Rule::ExpectedUuid)]))?;
