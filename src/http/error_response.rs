@@ -26,7 +26,7 @@ pub fn respond(err: poem::Error, info: &RequestInfo, layers: &Layers, path: &str
     };
     // Routes outside the versions (dispatch answers those): poem's 405 names no methods.
     if api.kind == Kind::MethodNotAllowed && !api.headers.iter().any(|(name, _)| *name == "allow") {
-        let allow = layers.fixed.find(path).map_or("GET", |(route, _)| route.allow.as_str()).to_string();
+        let allow = layers.fixed.find(path).map_or("GET", |route| route.allow.as_str()).to_string();
         api = api.with_header("allow", allow.clone()).with_detail(allow);
     }
     if let Some(cause) = api.cause.as_ref().filter(|_| api.status.is_server_error()) {

@@ -49,7 +49,7 @@ impl FixedRoute {
 
     /// The values of its parameters, percent-decoded, when `path` is this route (as poem's
     /// router reads them: a segment that does not decode to UTF-8 matches nothing).
-    fn matches(&self, path: &str) -> Option<PathParams> {
+    fn parameters(&self, path: &str) -> Option<PathParams> {
         if self.literal == self.path.len() {
             return (path == self.path).then(PathParams::default);
         }
@@ -76,9 +76,10 @@ impl FixedRoute {
 pub struct FixedRoutes(pub Vec<FixedRoute>);
 
 impl FixedRoutes {
-    /// The route `path` names, and its parameters' values.
-    pub fn find(&self, path: &str) -> Option<(&FixedRoute, PathParams)> {
-        self.0.iter().find_map(|route| Some((route, route.matches(path)?)))
+    /// The route `path` names. Only a `&`: the steps hold it across their awaits, and what has
+    /// no drop glue and is not used again takes no room in the request's future.
+    pub fn find(&self, path: &str) -> Option<&FixedRoute> {
+        self.0.iter().find(|route| route.parameters(path).is_some())
     }
 }
 
@@ -86,9 +87,10 @@ impl FixedRoutes {
 #[derive(Clone)]
 pub struct Chosen(SharedEndpoint);
 
-/// Puts the route the steps matched on the request, with its parameters' values.
-pub fn choose(req: &mut Request, route: &FixedRoute, params: PathParams) {
-    if !params.0.is_empty() {
+/// Puts the route the steps matched on the request, with its parameters' values (read from
+/// the path once more: that route's segments, not the table).
+pub fn choose(req: &mut Request, route: &FixedRoute) {
+    if let Some(params) = route.parameters(req.uri().path()).filter(|p| !p.0.is_empty()) {
         req.extensions_mut().insert(params);
     }
     req.extensions_mut().insert(Chosen(route.endpoint.clone()));
@@ -122,13 +124,14 @@ mod tests {
             FixedRoute::new("/problems/:slug", Access::Public, &[Method::GET], answer()),
             FixedRoute::new("/admin/maintenance", Access::Admin, &[Method::GET, Method::PUT], answer()),
         ]);
-        let (problem, params) = routes.find("/problems/not%20found").unwrap();
-        assert_eq!((problem.allow.as_str(), params), ("GET", PathParams(vec!["not found".into()])));
+        let problem = routes.find("/problems/not%20found").unwrap();
+        assert_eq!(problem.allow, "GET");
+        assert_eq!(problem.parameters("/problems/not%20found"), Some(PathParams(vec!["not found".into()])));
         assert!(routes.find("/problems/").is_none());
         assert!(routes.find("/problems/%FF").is_none(), "not UTF-8");
-        let (maintenance, params) = routes.find("/admin/maintenance").unwrap();
+        let maintenance = routes.find("/admin/maintenance").unwrap();
         assert_eq!((maintenance.access, maintenance.allow.as_str()), (Access::Admin, "GET, PUT"));
-        assert!(params.0.is_empty());
+        assert_eq!(maintenance.parameters("/admin/maintenance"), Some(PathParams::default()));
         assert!(routes.find("/admin/other").is_none());
         assert!(routes.find("/admin/maintenance/x").is_none());
     }

@@ -56,21 +56,20 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
     // 1. Routes outside the versions, matched here once, take no dry run (nor a bad value of
     //    its header); those that need a token: operators' and a client's own.
     let fixed = layers.fixed.find(req.uri().path());
-    if let Some((route, _)) = &fixed {
+    if let Some(route) = fixed {
         dry_run::refuse_outside_versions(&info)?;
         // Boxed, as the refusals below: what only some requests run does not size every
         // request's future.
         if Box::pin(operators::admit(req, layers, &info, route)).await? {
-            let (route, params) = fixed.expect("matched");
-            fixed::choose(req, route, params);
+            fixed::choose(req, route);
             return Ok(Prepared::Other);
         }
     }
     // 2. Dispatch: the version, its route, the legacy path rewritten.
     let target = match layers.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => {
-            if let Some((route, params)) = fixed {
-                fixed::choose(req, route, params);
+            if let Some(route) = fixed {
+                fixed::choose(req, route);
             }
             return Ok(Prepared::Other);
         }
@@ -84,8 +83,8 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
                 }
                 None => fixed,
             };
-            if let Some((route, params)) = fixed {
-                fixed::choose(req, route, params);
+            if let Some(route) = fixed {
+                fixed::choose(req, route);
             }
             return Ok(Prepared::Other);
         }
