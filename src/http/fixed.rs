@@ -47,28 +47,40 @@ impl FixedRoute {
         self.methods.contains(method)
     }
 
-    /// The values of its parameters, percent-decoded, when `path` is this route (as poem's
-    /// router reads them: a segment that does not decode to UTF-8 matches nothing).
-    fn parameters(&self, path: &str) -> Option<PathParams> {
+    /// Whether `path` is this route: every request asks it of every route, so it compares
+    /// and allocates nothing (a route with parameters is told apart by its literal prefix
+    /// first); a parameter that does not decode to UTF-8 matches nothing, as in poem's router.
+    fn matches(&self, path: &str) -> bool {
         if self.literal == self.path.len() {
-            return (path == self.path).then(PathParams::default);
+            return path == self.path;
         }
         if !path.starts_with(&self.path[..self.literal]) {
-            return None;
+            return false;
         }
         let mut wanted = self.path.split('/');
         let mut given = path.split('/');
-        let mut params = PathParams::default();
         loop {
             match (wanted.next(), given.next()) {
-                (None, None) => return Some(params),
+                (None, None) => return true,
                 (Some(w), Some(g)) if w.starts_with(':') && !g.is_empty() => {
-                    params.0.push(percent_encoding::percent_decode_str(g).decode_utf8().ok()?.into_owned());
+                    if percent_encoding::percent_decode_str(g).decode_utf8().is_err() {
+                        return false;
+                    }
                 }
                 (Some(w), Some(g)) if w == g => {}
-                _ => return None,
+                _ => return false,
             }
         }
+    }
+
+    /// The values of its parameters, percent-decoded, when `path` is this route.
+    fn parameters(&self, path: &str) -> Option<PathParams> {
+        if !self.matches(path) {
+            return None;
+        }
+        let segments = self.path.split('/').zip(path.split('/')).filter(|(wanted, _)| wanted.starts_with(':'));
+        let decoded = segments.map(|(_, given)| percent_encoding::percent_decode_str(given).decode_utf8_lossy());
+        Some(PathParams(decoded.map(|value| value.into_owned()).collect()))
     }
 }
 
@@ -79,7 +91,7 @@ impl FixedRoutes {
     /// The route `path` names. Only a `&`: the steps hold it across their awaits, and what has
     /// no drop glue and is not used again takes no room in the request's future.
     pub fn find(&self, path: &str) -> Option<&FixedRoute> {
-        self.0.iter().find(|route| route.parameters(path).is_some())
+        self.0.iter().find(|route| route.matches(path))
     }
 }
 
