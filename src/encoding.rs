@@ -29,6 +29,11 @@ pub fn rfc3339_seconds(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// Text as HTML shows it literally, in an element or an attribute.
+pub fn html_escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
 /// Unpadded base64url (RFC 4648 §5): cursors, stored response bodies.
 pub mod base64url {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

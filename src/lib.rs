@@ -13,6 +13,7 @@ pub mod auth;
 pub mod changes;
 pub mod cli;
 pub mod core;
+pub mod deprecations;
 pub mod dispatch;
 pub mod encoding;
 pub mod http;

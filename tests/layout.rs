@@ -90,7 +90,7 @@ fn first_segment(path: &str) -> Option<String> {
 #[test]
 fn the_transport_imports_no_feature() {
     let imported = imported_by("http");
-    let features = ["workbench", "notices", "admin", "public", "api_catalog", "app", "cli"];
+    let features = ["workbench", "notices", "admin", "public", "api_catalog", "deprecations", "app", "cli"];
     let named: Vec<&str> = features.iter().copied().filter(|f| imported.contains(*f)).collect();
     assert!(named.is_empty(), "src/http/ imports {named:?}");
     assert!(imported.contains("dispatch") && imported.contains("wire"), "the parser finds imports: {imported:?}");
@@ -104,7 +104,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("versions", &["changes", "registry", "v2", "v1", "versions"]),
     ("dispatch", &["dispatch"]),
     ("transport", &["http"]),
-    ("features", &["workbench", "notices", "public", "api_catalog", "admin"]),
+    ("features", &["workbench", "notices", "public", "api_catalog", "deprecations", "admin"]),
     ("composition root", &["app", "cli"]),
 ];
 

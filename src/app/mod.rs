@@ -171,6 +171,14 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         let path = format!("/docs/v{}/deprecation", pair[0].number);
         table.push(fixed(path, Public, vec![(M::GET, boxed(public::deprecation_page), None)]));
     }
+    // Every version lists the elements deprecated inside it (none, until some are declared).
+    for version in versions {
+        let n = version.number;
+        use crate::deprecations::routes as listed;
+        table.push(fixed(format!("/api/v{n}/deprecations"), Public, vec![(M::GET, boxed(listed::all), None)]));
+        table.push(fixed(format!("/api/v{n}/deprecations/:id"), Public, vec![(M::GET, boxed(listed::one), None)]));
+        table.push(fixed(format!("/docs/v{n}/deprecations"), Public, vec![(M::GET, boxed(listed::html), None)]));
+    }
     table
 }
 
@@ -287,7 +295,7 @@ fn fixed_view(table: Vec<Fixed>) -> FixedRoutes {
         let handlers = f.methods.into_iter().fold(RouteMethod::new(), |m, (method, ep, _)| m.method(method, ep));
         FixedRoute::new(f.path, f.access, &methods, shared(handlers))
     };
-    FixedRoutes(table.into_iter().map(view).collect())
+    FixedRoutes::new(table.into_iter().map(view).collect())
 }
 
 /// The table's operations as the operations document reads them.

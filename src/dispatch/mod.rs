@@ -131,8 +131,10 @@ impl Dispatch {
         // The spec writes `/api/customers/branch/`; the router knows paths without the slash.
         let trimmed = relative.len() > 1 && relative.ends_with('/');
         let relative = if trimmed { relative[..relative.len() - 1].to_string() } else { relative };
-        // Public documents of a version: its OpenAPI description and its change catalogue.
-        if relative == "/openapi.json" || (relative == "/changes" && entry.catalogue.is_some()) {
+        // Public documents of a version: its OpenAPI description, its change catalogue and the
+        // catalogue of its deprecated elements.
+        let listed = relative == "/deprecations" || relative.starts_with("/deprecations/");
+        if relative == "/openapi.json" || (relative == "/changes" && entry.catalogue.is_some()) || listed {
             decided(legacy, None);
             let rewritten = (legacy || trimmed).then(|| rewrite(req.uri(), version, &relative));
             return Ok(Resolution::Document { version, rewritten });

@@ -3,6 +3,8 @@
 //! one table. The steps match a request's path here, once: the route they chose travels with
 //! the request ([`Chosen`]) and [`Served`] calls it, so poem's router never matches it again.
 
+use std::ops::Range;
+
 use poem::{Endpoint, Request, Response, http::Method};
 
 use crate::routing::{endpoint::SharedEndpoint, params::PathParams};
@@ -47,9 +49,9 @@ impl FixedRoute {
         self.methods.contains(method)
     }
 
-    /// Whether `path` is this route: every request asks it of every route, so it compares
-    /// and allocates nothing (a route with parameters is told apart by its literal prefix
-    /// first); a parameter that does not decode to UTF-8 matches nothing, as in poem's router.
+    /// Whether `path` is this route: every request asks it of the routes of its first
+    /// segment, so it compares and allocates nothing (a route with parameters is told apart by
+    /// its literal prefix first).
     fn matches(&self, path: &str) -> bool {
         if self.literal == self.path.len() {
             return path == self.path;
@@ -62,36 +64,61 @@ impl FixedRoute {
         loop {
             match (wanted.next(), given.next()) {
                 (None, None) => return true,
-                (Some(w), Some(g)) if w.starts_with(':') && !g.is_empty() => {
-                    if percent_encoding::percent_decode_str(g).decode_utf8().is_err() {
-                        return false;
-                    }
-                }
+                (Some(w), Some(g)) if w.starts_with(':') && !g.is_empty() => {}
                 (Some(w), Some(g)) if w == g => {}
                 _ => return false,
             }
         }
     }
 
-    /// The values of its parameters, percent-decoded, when `path` is this route.
+    /// The values of its parameters, percent-decoded, when `path` is this route; `None` also
+    /// when one does not decode to UTF-8 (its handler's `Param` then answers 404, as poem's
+    /// router does for such a path).
     fn parameters(&self, path: &str) -> Option<PathParams> {
         if !self.matches(path) {
             return None;
         }
         let segments = self.path.split('/').zip(path.split('/')).filter(|(wanted, _)| wanted.starts_with(':'));
-        let decoded = segments.map(|(_, given)| percent_encoding::percent_decode_str(given).decode_utf8_lossy());
-        Some(PathParams(decoded.map(|value| value.into_owned()).collect()))
+        let decoded = segments.map(|(_, given)| percent_encoding::percent_decode_str(given).decode_utf8().ok());
+        decoded.map(|value| value.map(|v| v.into_owned())).collect::<Option<Vec<_>>>().map(PathParams)
     }
 }
 
 #[derive(Clone, Default)]
-pub struct FixedRoutes(pub Vec<FixedRoute>);
+pub struct FixedRoutes {
+    /// Grouped by their first segment, in the table's order within each group.
+    routes: Vec<FixedRoute>,
+    /// Each first segment (`admin`, `api`, …) and where its routes are in `routes`: every
+    /// request looks for its route, so it compares only those of its own first segment.
+    groups: Vec<(Box<str>, Range<usize>)>,
+}
+
+/// `admin` of `/admin/usage`.
+fn first_segment(path: &str) -> &str {
+    let path = path.strip_prefix('/').unwrap_or(path);
+    path.split('/').next().unwrap_or_default()
+}
 
 impl FixedRoutes {
+    pub fn new(mut routes: Vec<FixedRoute>) -> Self {
+        // Stable: within a group the table's order, which decides between two that match.
+        routes.sort_by(|a, b| first_segment(&a.path).cmp(first_segment(&b.path)));
+        let mut groups: Vec<(Box<str>, Range<usize>)> = Vec::new();
+        for (i, route) in routes.iter().enumerate() {
+            match groups.last_mut() {
+                Some((first, range)) if **first == *first_segment(&route.path) => range.end = i + 1,
+                _ => groups.push((first_segment(&route.path).into(), i..i + 1)),
+            }
+        }
+        Self { routes, groups }
+    }
+
     /// The route `path` names. Only a `&`: the steps hold it across their awaits, and what has
     /// no drop glue and is not used again takes no room in the request's future.
     pub fn find(&self, path: &str) -> Option<&FixedRoute> {
-        self.0.iter().find(|route| route.matches(path))
+        let first = first_segment(path);
+        let (_, range) = self.groups.iter().find(|(segment, _)| **segment == *first)?;
+        self.routes[range.clone()].iter().find(|route| route.matches(path))
     }
 }
 
@@ -132,7 +159,7 @@ mod tests {
     #[test]
     fn routes_match_by_segment() {
         let answer = || crate::routing::endpoint::shared(poem::endpoint::make_sync(|_| Response::default()));
-        let routes = FixedRoutes(vec![
+        let routes = FixedRoutes::new(vec![
             FixedRoute::new("/problems/:slug", Access::Public, &[Method::GET], answer()),
             FixedRoute::new("/admin/maintenance", Access::Admin, &[Method::GET, Method::PUT], answer()),
         ]);
@@ -140,7 +167,7 @@ mod tests {
         assert_eq!(problem.allow, "GET");
         assert_eq!(problem.parameters("/problems/not%20found"), Some(PathParams(vec!["not found".into()])));
         assert!(routes.find("/problems/").is_none());
-        assert!(routes.find("/problems/%FF").is_none(), "not UTF-8");
+        assert_eq!(routes.find("/problems/%FF").unwrap().parameters("/problems/%FF"), None, "not UTF-8");
         let maintenance = routes.find("/admin/maintenance").unwrap();
         assert_eq!((maintenance.access, maintenance.allow.as_str()), (Access::Admin, "GET, PUT"));
         assert_eq!(maintenance.parameters("/admin/maintenance"), Some(PathParams::default()));

@@ -85,7 +85,7 @@ fn answer(layers: &Layers, too: TooLarge, start: &[u8]) -> Vec<u8> {
         let _ = write!(head, "api-version: {version}\r\n");
     }
     // A deprecated version's headers, as on every other answer of that version.
-    let answer = Answer { version, route: None, record: None, status: error.status };
+    let answer = Answer { version, route: None, record: None, status: error.status, elements: &[] };
     for (name, value) in lifecycle_headers::headers(layers, answer, (layers.clock)()) {
         let _ = write!(head, "{name}: {}\r\n", value.to_str().unwrap_or_default());
     }

@@ -4,6 +4,8 @@
 //! changelogs and change catalogues, successor links. Dispatch reads it to route a request;
 //! the layers, the workbench and notices read it for every fact about a version.
 
+mod announce;
+pub mod deprecations;
 pub mod legacy;
 pub mod lifecycle;
 pub mod version;
@@ -17,6 +19,7 @@ use crate::{
 
 pub use self::version::Version;
 use self::{
+    deprecations::Deprecation,
     legacy::Legacy,
     lifecycle::{Lifecycle, Lineup},
     version::same_route,
@@ -42,6 +45,8 @@ pub struct Entry {
     changes: &'static [Change],
     /// The catalogue of the changes from the previous version, as served.
     pub catalogue: Option<String>,
+    /// Its elements deprecated one at a time, as declared (checked against its document).
+    pub deprecations: Vec<Deprecation>,
 }
 
 pub struct Registry {
@@ -80,7 +85,17 @@ impl Registry {
         let mut lifecycles = Vec::new();
         for (i, version) in versions.iter().enumerate() {
             let lifecycle = Lifecycle::configured(version.number, settings)?;
-            let spec: serde_json::Value = serde_json::from_str(&version.document)?;
+            let mut spec: serde_json::Value = serde_json::from_str(&version.document)?;
+            let declared = settings.lifecycle(version.number).map_or(&[][..], |l| &l.deprecations.0);
+            let deprecations = deprecations::declared(version.number, &spec, declared)?;
+            // The snapshot as it is when nothing is declared.
+            let document = match deprecations.is_empty() {
+                true => version.document.clone(),
+                false => {
+                    announce::announce(&mut spec, &deprecations);
+                    spec.to_string()
+                }
+            };
             let successor_first = match versions.get(i + 1) {
                 Some(next) => Some(next.routes()?.first_collection().unwrap_or("").to_string()),
                 None => None,
@@ -89,24 +104,42 @@ impl Registry {
                 Some(older) => Some(catalogue(older.changes, &older.routes()?.operations().collect::<Vec<_>>())),
                 None => None,
             };
+            let mut routes = version.routes()?;
+            for (index, deprecation) in deprecations.iter().enumerate() {
+                // Announced only: a server knows what it sent, not what a client read.
+                if matches!(deprecation.element, deprecations::Element::ResponseField(_)) {
+                    continue;
+                }
+                let index = u16::try_from(index)?;
+                anyhow::ensure!(
+                    routes.declare_element(&deprecation.method, &deprecation.template, index),
+                    "TANDEM_V{}_DEPRECATIONS `{}`: version {} does not route {}",
+                    version.number,
+                    deprecation.id,
+                    version.number,
+                    deprecation.operation
+                );
+            }
             entries.push(Entry {
                 number: version.number,
                 endpoint: version.endpoint.clone(),
                 style: version.style,
-                routes: version.routes()?,
+                routes,
                 legacy: match (version.legacy_paths, entries.last()) {
                     // A version that declares none serves the older one's, after its changes.
                     (&[], Some(older)) => older.legacy.after(older.changes, &older.routes),
                     (paths, _) => Legacy::declared(paths),
                 },
                 successor_first,
-                document: mark_deprecated(&version.document, spec, &lifecycle),
+                document: mark_deprecated(&document, spec, &lifecycle),
                 changelog: version.changelog,
                 changes: version.changes,
                 catalogue: previous,
+                deprecations,
             });
             lifecycles.push((version.number, lifecycle));
         }
+        deprecations::refuse_duplicates(entries.iter().flat_map(|e| &e.deprecations))?;
         Ok(Self { versions: entries, default_version, resources, supported, lineup: Lineup::new(lifecycles) })
     }
 
@@ -116,6 +149,16 @@ impl Registry {
 
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.versions.iter()
+    }
+
+    /// Every element deprecated one at a time, version by version as declared.
+    pub fn deprecations(&self) -> impl Iterator<Item = &Deprecation> {
+        self.versions.iter().flat_map(|e| &e.deprecations)
+    }
+
+    /// Version `version`'s declared element `index` (as its route table names it).
+    pub fn element(&self, version: u16, index: u16) -> Option<&Deprecation> {
+        self.entry(version)?.deprecations.get(usize::from(index))
     }
 
     /// The resources a vendor media type may name.

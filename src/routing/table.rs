@@ -19,6 +19,10 @@ pub struct RouteEntry {
     pub policies: Vec<Policy>,
     /// Each method's query parameters, in the order of `methods`.
     pub parameters: Vec<Vec<String>>,
+    /// Each method's elements deprecated one at a time, as indexes into its version's
+    /// declarations (the registry's), in the order of `methods`: empty for most, so a request
+    /// learns what it may use by the route it matched, never by a scan of the declarations.
+    pub elements: Vec<Vec<u16>>,
 }
 
 /// What the layers in front of an operation must enforce, declared with the operation.
@@ -41,6 +45,12 @@ impl RouteEntry {
     /// The query parameters `method` declares on this route.
     pub fn parameters(&self, method: &Method) -> &[String] {
         self.methods.iter().position(|m| m == method).map_or(&[], |i| &self.parameters[i])
+    }
+
+    /// The deprecated elements of `method` on this route, by their index in the version's
+    /// declarations.
+    pub fn elements(&self, method: &Method) -> &[u16] {
+        self.methods.iter().position(|m| m == method).map_or(&[], |i| &self.elements[i])
     }
 }
 
@@ -88,6 +98,7 @@ impl RouteTable {
                 allow: String::new(),
                 policies: Vec::new(),
                 parameters: Vec::new(),
+                elements: Vec::new(),
             };
             for op in operations {
                 let admin = op.operation_id.is_some_and(|id| admin_only.contains(&id));
@@ -101,6 +112,7 @@ impl RouteTable {
                 entry.policies.push(Policy { admin, upload, list });
                 let query = op.params.iter().filter(|p| matches!(p.in_type, MetaParamIn::Query));
                 entry.parameters.push(query.map(|p| p.name.clone()).collect());
+                entry.elements.push(Vec::new());
             }
             entry.allow = entry.methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
             entries.push(entry);
@@ -145,6 +157,15 @@ impl RouteTable {
     /// The entry of exactly `template` (not a path matching it).
     pub fn entry(&self, template: &str) -> Option<&RouteEntry> {
         self.entries.iter().find(|e| &*e.template == template)
+    }
+
+    /// Records that `method` on exactly `template` has the deprecated element `index`; `false`
+    /// when the table has no such operation.
+    pub fn declare_element(&mut self, method: &str, template: &str, index: u16) -> bool {
+        let Some(entry) = self.entries.iter_mut().find(|e| &*e.template == template) else { return false };
+        let Some(i) = entry.methods.iter().position(|m| m.as_str() == method) else { return false };
+        entry.elements[i].push(index);
+        true
     }
 
     /// The first route without parameters: where a request that matched none is sent onward.

@@ -2,6 +2,7 @@
 //! environment variables, which always win ([`layers`]). Every field is documented in the README,
 //! and `tandem config` shows the effective ones ([`show`]).
 
+mod deprecations;
 mod groups;
 mod layers;
 pub mod names;
@@ -12,6 +13,7 @@ use std::fmt;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use deprecations::{DeprecationSettings, Deprecations};
 pub use groups::{
     DatabaseSettings, HttpSettings, LoggingSettings, NoticeSettings, RedisSettings, TokenSettings, VersionSettings,
 };
@@ -54,6 +56,9 @@ pub struct LifecycleSettings {
     /// `allow` (the default) or `refuse`: whether a client first seen after the deprecation may
     /// start using the version.
     pub new_clients: Option<String>,
+    /// Elements of the version deprecated one at a time.
+    #[serde(skip_serializing_if = "Deprecations::is_empty")]
+    pub deprecations: Deprecations,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

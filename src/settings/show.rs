@@ -17,11 +17,21 @@ pub fn render(loaded: &Loaded) -> anyhow::Result<String> {
         if let Value::Object(versions) = value {
             for (number, lifecycle) in versions {
                 let Value::Object(lifecycle) = lifecycle else { continue };
-                let rows = lifecycle.iter().map(|(field, value)| {
+                let (listed, fields): (Vec<_>, Vec<_>) =
+                    lifecycle.iter().partition(|(field, value)| *field == "deprecations" && value.is_array());
+                let rows = fields.into_iter().map(|(field, value)| {
                     let path = format!("{key}.{number}.{field}");
                     (line(field, value), loaded.source(&path))
                 });
                 tables.push((format!("[{key}.{number}]"), rows.collect()));
+                // Each declared element as its own table, all from where the list was set.
+                for (field, list) in listed {
+                    let source = loaded.source(&format!("{key}.{number}.{field}"));
+                    for entry in list.as_array().into_iter().flatten().filter_map(Value::as_object) {
+                        let rows = entry.iter().map(|(name, value)| (line(name, value), source.clone()));
+                        tables.push((format!("[[{key}.{number}.{field}]]"), rows.collect()));
+                    }
+                }
             }
         } else {
             lines.push((line(key, value), loaded.source(key)));

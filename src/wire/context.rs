@@ -68,6 +68,9 @@ pub struct RequestInfo {
     /// is 413 with this limit.
     pub body_over_limit: OnceLock<u64>,
     pub dry_run: DryRun,
+    /// The deprecated elements of its version the request used (indexes into the version's
+    /// declarations), written by the steps only when it used one.
+    pub elements: OnceLock<Box<[u16]>>,
 }
 
 /// What the steps hand a version's operation: its caller, and the services it runs on (a dry
@@ -138,6 +141,7 @@ impl RequestInfo {
             admitted: OnceLock::new(),
             body_over_limit: OnceLock::new(),
             dry_run,
+            elements: OnceLock::new(),
         }
     }
 

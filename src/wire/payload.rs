@@ -30,7 +30,7 @@ pub const MERGE_PATCH: &str = "application/merge-patch+json";
 pub const JSON_PATCH: &str = "application/json-patch+json";
 
 /// `type/subtype` of a `Content-Type`, lower-cased, parameters dropped.
-fn essence(content_type: &str) -> String {
+pub fn essence(content_type: &str) -> String {
     content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 

@@ -13,6 +13,7 @@ mod dispatch;
 mod documented;
 mod dry_runs;
 mod edges;
+mod element_deprecation;
 mod errors;
 mod guide;
 mod hardening;
@@ -44,6 +45,7 @@ mod workbench;
 fn main() {
     harness::run(vec![
         users::scenarios(),
+        element_deprecation::scenarios(),
         validation::scenarios(),
         auth::scenarios(),
         tenants::scenarios(),

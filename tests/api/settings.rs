@@ -74,6 +74,7 @@ fn rows() -> Vec<Row> {
         "TANDEM_V1_SUNSET_AT" => sunset_at,
         "TANDEM_V1_BROWNOUTS" => brownouts,
         "TANDEM_V1_NEW_CLIENTS" => new_clients,
+        "TANDEM_V1_DEPRECATIONS" => deprecations,
         "TANDEM_USAGE_RETENTION_DAYS" => usage_retention_days,
         "TANDEM_MAX_PAGE_SIZE" => max_page_size,
         "TANDEM_DEFAULT_PAGE_SIZE" => default_page_size,
@@ -451,6 +452,59 @@ async fn new_clients(backend: Backend) {
     let message = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(1), "{message}");
     assert!(message.contains("TANDEM_V1_NEW_CLIENTS=\"maybe\" must be allow or refuse"), "{message}");
+}
+
+/// Declared elements are checked at start against the version's document, and `tandem config`
+/// lists each with where it came from.
+async fn deprecations(backend: Backend) {
+    let declared = r#"[{"id": "v1-offset-paging", "operation": "GET /api/v1/users", "parameter": "page",
+        "deprecatedAt": "2026-06-01T00:00:00Z", "sunsetAt": "2027-06-01T00:00:00Z",
+        "replacement": "the next link", "instruction": "Follow each page's next link."}]"#;
+    let served = start(&backend, &[("TANDEM_V1_DEPRECATIONS", Some(declared))]).await;
+    served.get("/users").await.assert_status(200);
+    let dir = tempfile::tempdir().unwrap();
+    let output = binary::run(dir.path(), &["config"], &[("TANDEM_V1_DEPRECATIONS", Some(declared))]);
+    let shown = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    let table = shown.split("[[versions.1.deprecations]]\n").nth(1).unwrap_or_else(|| panic!("{shown}"));
+    let id = table.lines().next().unwrap();
+    assert!(id.starts_with("id = \"v1-offset-paging\"") && id.ends_with("# TANDEM_V1_DEPRECATIONS"), "{shown}");
+    assert!(table.contains("parameter = \"page\""), "{shown}");
+    // An element the version does not have stops the start, naming the entry and why.
+    let unknown = declared.replace("\"page\"", "\"pages\"");
+    let output = binary::run(dir.path(), &["config"], &[("TANDEM_V1_DEPRECATIONS", Some(&unknown))]);
+    let message = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(
+        message.contains("TANDEM_V1_DEPRECATIONS ([[versions.1.deprecations]]) `v1-offset-paging`: \"pages\" is not a query parameter of GET /api/v1/users"),
+        "{message}"
+    );
+    // The README's example is a file `tandem config` reads as written.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme.split("### Deprecating an element").nth(1).expect("the README's section");
+    let example = section.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).expect("its example");
+    std::fs::write(dir.path().join("tandem.toml"), example).unwrap();
+    let output = binary::run(dir.path(), &["config"], &[]);
+    let shown = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{shown}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(shown.contains("[[versions.2.deprecations]]\nid = \"offset-paging\""), "{shown}");
+    std::fs::remove_file(dir.path().join("tandem.toml")).unwrap();
+    let twice = format!("[{0}, {0}]", declared.trim_start_matches('[').trim_end_matches(']'));
+    let message = refused_with_code(&backend, &[("TANDEM_V1_DEPRECATIONS", Some(&twice))]).await;
+    assert!(message.contains("the id `v1-offset-paging` is declared twice"), "{message}");
+}
+
+/// `tandem serve` refuses to start on what the registry checks (exit 1); its message.
+async fn refused_with_code(backend: &Backend, env: binary::Env<'_>) -> String {
+    let database_url = backend.fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut all: Vec<(&str, Option<&str>)> =
+        vec![("TANDEM_DATABASE_URL", Some(&database_url)), ("TANDEM_JWT_SECRET", Some(tokens::SECRET))];
+    all.extend_from_slice(env);
+    let output = binary::run(dir.path(), &["serve"], &all);
+    let message = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "serve should refuse: {message}");
+    message
 }
 
 /// Usage of 200 days ago, and of 10: the default (400 days) keeps both; 90 removes the older at

@@ -1,5 +1,7 @@
 //! The lifecycle on every response: which versions are deprecated, and on a deprecated
-//! version's responses (and its 410s) when it goes and where to go instead.
+//! version's responses (and its 410s) when it goes and where to go instead; on an answer to a
+//! request that used a deprecated element, the same for that element (the earliest instants
+//! of both, every link listed).
 
 use chrono::{DateTime, Utc};
 use poem::{
@@ -25,6 +27,7 @@ pub fn add(response: &mut Response, layers: &Layers, info: &RequestInfo, now: Da
         route: info.route().map(|r| &**r),
         record: record_of(response),
         status: response.status(),
+        elements: info.elements.get().map_or(&[], |e| &**e),
     };
     for (name, value) in headers(layers, answer, now) {
         response.headers_mut().insert(name, value);
@@ -40,6 +43,8 @@ pub struct Answer<'a> {
     /// The record the answer is about, which its successor link names.
     pub record: Option<uuid::Uuid>,
     pub status: StatusCode,
+    /// The deprecated elements of its version the request used, by index.
+    pub elements: &'a [u16],
 }
 
 /// The lifecycle's headers for `answer`: every answer's, and a deprecated version's (also
@@ -52,20 +57,43 @@ pub fn headers(layers: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(
     let Some(version) = answer.version else { return headers };
     let Some(lifecycle) = layers.registry.lifecycle(version) else { return headers };
     let deprecated = lifecycle.stage(now) != Stage::Current;
-    if !deprecated && answer.status != StatusCode::GONE {
+    if !deprecated && answer.elements.is_empty() && answer.status != StatusCode::GONE {
         return headers;
     }
     let mut links = Vec::new();
+    // The earliest deprecation and sunset among the version's (when deprecated) and each used
+    // element's.
+    let (mut deprecated_at, mut sunset_at) = (None, None);
+    let earliest = |held: &mut Option<DateTime<Utc>>, at: Option<DateTime<Utc>>| {
+        *held = match (*held, at) {
+            (Some(held), Some(at)) => Some(held.min(at)),
+            (held, at) => held.or(at),
+        };
+    };
     if deprecated {
-        let values = [(DEPRECATION, lifecycle.deprecation_header()), (SUNSET, lifecycle.sunset_header())];
-        for (name, value) in values {
-            if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
-                headers.push((name, value));
-            }
-        }
+        earliest(&mut deprecated_at, lifecycle.deprecated_at);
+        earliest(&mut sunset_at, lifecycle.sunset_at);
         links.push(format!("</docs/v{version}/deprecation>; rel=\"deprecation\"; type=\"text/html\""));
     }
-    if let Some(successor) = layers.registry.successor(version, answer.route, answer.record) {
+    for element in answer.elements.iter().filter_map(|i| layers.registry.element(version, *i)) {
+        earliest(&mut deprecated_at, Some(element.deprecated_at));
+        earliest(&mut sunset_at, element.sunset_at);
+        links.push(format!("</docs/v{version}/deprecations#{}>; rel=\"deprecation\"; type=\"text/html\"", element.id));
+    }
+    let values = [
+        (DEPRECATION, deprecated_at.map(|at| format!("@{}", at.timestamp()))),
+        (SUNSET, sunset_at.map(|at| httpdate::fmt_http_date(at.into()))),
+    ];
+    for (name, value) in values {
+        if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            headers.push((name, value));
+        }
+    }
+    if let Some(successor) = layers
+        .registry
+        .successor(version, answer.route, answer.record)
+        .filter(|_| deprecated || answer.status == StatusCode::GONE)
+    {
         links.push(format!("<{successor}>; rel=\"successor-version\""));
     }
     if let Ok(value) = HeaderValue::from_str(&links.join(", ")) {

@@ -5,6 +5,7 @@
 mod authenticate;
 mod brownout;
 mod dry_run;
+mod elements;
 mod freshness;
 mod lifecycle;
 mod maintenance;
@@ -125,5 +126,11 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
     // 11. The body limit, counted as the body streams in.
     let limit = if policy.upload { layers.settings.http.max_upload_bytes } else { layers.settings.http.max_body_bytes };
     body_limit::apply(req, limit, info.clone())?;
+    // 12. The deprecated elements it uses, when its operation declares any (boxed: most never
+    //     do, and what only some run does not size every request's future).
+    let declared = target.route.elements(req.method());
+    if !declared.is_empty() {
+        Box::pin(elements::find(req, layers, &info, (target.version, declared), now)).await?;
+    }
     Ok(Prepared::Api { operations: target.endpoint, vendor_type: target.vendor_type, dry_run, upload: policy.upload })
 }

@@ -111,7 +111,7 @@ pub fn markdown(guide: &Guide) -> String {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    crate::encoding::html_escaped(text)
 }
 
 /// One page, its style inline: no script, no font, nothing fetched.

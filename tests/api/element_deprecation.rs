@@ -1,0 +1,228 @@
+//! Deprecation below the version (README "Deprecating an element"): elements of a live version
+//! declared deprecated are announced in the version's document, its catalogue and its page.
+
+use serde_json::{Value, json};
+
+use reqwest::Method;
+
+use crate::harness::{Backend, app::FixedClock, send};
+
+crate::scenarios![
+    declared_elements_are_announced_in_the_document_and_the_catalogue,
+    only_requests_that_use_an_element_are_told
+];
+
+fn declare(settings: &mut tandem::settings::Settings) {
+    let entry = |id: &str, operation: &str| tandem::settings::DeprecationSettings {
+        id: id.into(),
+        operation: operation.into(),
+        deprecated_at: "2026-06-01T00:00:00Z".into(),
+        replacement: "the cursor parameter".into(),
+        instruction: "Page with the cursor each answer gives <nextCursor>.".into(),
+        ..Default::default()
+    };
+    settings.lifecycle_mut(2).deprecations.0 = vec![
+        tandem::settings::DeprecationSettings {
+            parameter: Some("page".into()),
+            sunset_at: Some("2027-03-01T00:00:00Z".into()),
+            link: Some("https://example.com/paging".into()),
+            ..entry("offset-paging", "GET /api/v2/users")
+        },
+        tandem::settings::DeprecationSettings {
+            field: Some("/age".into()),
+            deprecated_at: "2027-01-01T00:00:00Z".into(),
+            ..entry("age-input", "POST /api/v2/users")
+        },
+    ];
+}
+
+async fn declared_elements_are_announced_in_the_document_and_the_catalogue(backend: Backend) {
+    let clock = FixedClock::at("2026-12-01T00:00:00Z");
+    let app = backend.spawn_at(declare, clock.clock()).await;
+    let listed = app.get("/api/v2/deprecations").await;
+    listed.assert_status(200);
+    let paging = json!({
+        "id": "offset-paging", "operation": "GET /api/v2/users",
+        "element": {"kind": "parameter", "name": "page"},
+        "deprecatedAt": "2026-06-01T00:00:00Z", "sunsetAt": "2027-03-01T00:00:00Z",
+        "replacement": "the cursor parameter",
+        "instruction": "Page with the cursor each answer gives <nextCursor>.",
+        "link": "https://example.com/paging", "state": "deprecated"
+    });
+    let age = json!({
+        "id": "age-input", "operation": "POST /api/v2/users",
+        "element": {"kind": "field", "name": "/age"},
+        "deprecatedAt": "2027-01-01T00:00:00Z", "sunsetAt": null,
+        "replacement": "the cursor parameter",
+        "instruction": "Page with the cursor each answer gives <nextCursor>.",
+        "link": null, "state": "announced"
+    });
+    assert_eq!(listed.json(), json!({"deprecations": [paging, age]}));
+    let one = app.get("/api/v2/deprecations/offset-paging").await;
+    one.assert_status(200);
+    assert_eq!(one.json(), paging);
+    let unknown = app.get("/api/v2/deprecations/nothing-such").await;
+    unknown.assert_status(404);
+    assert_eq!(
+        unknown.json()["type"].as_str().map(|t| t.ends_with("/problems/not-found")),
+        Some(true),
+        "{}",
+        unknown.text
+    );
+    // Another version declares none: its catalogue is empty, and its ids are not v2's.
+    assert_eq!(app.get("/api/v1/deprecations").await.json(), json!({"deprecations": []}));
+    app.get("/api/v1/deprecations/offset-paging").await.assert_status(404);
+
+    // After the sunset the element is removed; before its deprecation it is announced.
+    clock.set("2027-03-01T00:00:00Z");
+    assert_eq!(app.get("/api/v2/deprecations/offset-paging").await.json()["state"], "removed");
+    assert_eq!(app.get("/api/v2/deprecations/age-input").await.json()["state"], "deprecated");
+
+    // The page the Link header will point to: one section per element, text escaped.
+    let page = app.get("/docs/v2/deprecations").await;
+    page.assert_status(200);
+    assert!(page.header("content-type").is_some_and(|c| c.starts_with("text/html")), "{page:?}");
+    assert!(page.text.contains("<section id=\"offset-paging\">"), "{}", page.text);
+    assert!(page.text.contains("&lt;nextCursor&gt;") && !page.text.contains("<nextCursor>"), "{}", page.text);
+
+    // The document marks exactly the declared elements.
+    let document: Value = app.get("/api/v2/openapi.json").await.json();
+    let parameters = document["paths"]["/users"]["get"]["parameters"].as_array().unwrap();
+    let marked: Vec<&str> =
+        parameters.iter().filter(|p| p["deprecated"] == true).map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(marked, ["page"]);
+    let page_parameter = parameters.iter().find(|p| p["name"] == "page").unwrap();
+    assert_eq!(
+        page_parameter["x-deprecation"],
+        json!({"id": "offset-paging", "deprecatedAt": "2026-06-01T00:00:00Z", "sunsetAt": "2027-03-01T00:00:00Z"})
+    );
+    assert!(document["paths"]["/users"]["get"].get("deprecated").is_none(), "the operation itself is not");
+    let age_property = &document["components"]["schemas"]["UserInput"]["properties"]["age"];
+    assert_eq!(age_property["deprecated"], true);
+    assert_eq!(age_property["x-deprecation"]["id"], "age-input");
+    // v1's document, which declares nothing, is the committed one.
+    let v1 = app.get("/api/v1/openapi.json").await.text;
+    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/versions/v1/openapi.json")).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&v1).unwrap(), serde_json::from_str::<Value>(&committed).unwrap());
+}
+
+fn declare_used(settings: &mut tandem::settings::Settings) {
+    declare(settings);
+    let entry = |id: &str, operation: &str| tandem::settings::DeprecationSettings {
+        id: id.into(),
+        operation: operation.into(),
+        deprecated_at: "2026-06-01T00:00:00Z".into(),
+        replacement: "r".into(),
+        instruction: "i".into(),
+        ..Default::default()
+    };
+    settings.lifecycle_mut(2).deprecations.0.push(tandem::settings::DeprecationSettings {
+        field: Some("/age".into()),
+        ..entry("age-patch", "PATCH /api/v2/users/{id}")
+    });
+    // v1, deprecated itself, with an element whose sunset comes first.
+    settings.lifecycle_mut(1).deprecated_at = Some("2026-09-01T00:00:00Z".into());
+    settings.lifecycle_mut(1).sunset_at = Some("2027-06-01T00:00:00Z".into());
+    settings.lifecycle_mut(1).deprecations.0 = vec![tandem::settings::DeprecationSettings {
+        parameter: Some("page".into()),
+        sunset_at: Some("2027-04-01T00:00:00Z".into()),
+        ..entry("v1-paging", "GET /api/v1/users")
+    }];
+}
+
+const PAGING_LINK: &str = "</docs/v2/deprecations#offset-paging>; rel=\"deprecation\"; type=\"text/html\"";
+
+fn told(reply: &crate::harness::Reply) -> [Option<&str>; 3] {
+    [reply.header("deprecation"), reply.header("sunset"), reply.header("link")]
+}
+
+async fn only_requests_that_use_an_element_are_told(backend: Backend) {
+    let clock = FixedClock::at("2027-02-01T00:00:00Z");
+    let app = backend.spawn_at(declare_used, clock.clock()).await;
+    let id = app.create_user("Ada", "ada@example.com").await;
+    let uuid = app.get(&format!("/api/v2/users/{id}")).await.json()["id"].as_str().unwrap().to_string();
+
+    // A deprecated parameter, present with or without a value, is told; its absence is not.
+    // (`page` without a value is refused, as before; its answer still tells.)
+    for (query, status) in [("page=0", 200), ("page", 400), ("size=5&page=1", 200)] {
+        let reply = app.get(&format!("/api/v2/users?{query}")).await;
+        reply.assert_status(status);
+        assert_eq!(
+            told(&reply),
+            [Some("@1780272000"), Some("Mon, 01 Mar 2027 00:00:00 GMT"), Some(PAGING_LINK)],
+            "{query}"
+        );
+    }
+    for path in ["/api/v2/users?size=5", "/api/v2/users?pages=1", "/api/v2/users"] {
+        let reply = app.get(path).await;
+        reply.assert_status(200);
+        assert_eq!(told(&reply), [None, None, None], "{path}");
+    }
+    // A deprecated body field, `null` included, by merge patch and by JSON Patch.
+    let patch = |content_type: &'static str, body: &'static str| {
+        let app = &app;
+        let uuid = uuid.clone();
+        async move {
+            let etag = app.get(&format!("/api/v2/users/{uuid}")).await.header("etag").unwrap().to_string();
+            send(
+                app.request(Method::PATCH, &format!("/api/v2/users/{uuid}"))
+                    .header("content-type", content_type)
+                    .header("if-match", etag)
+                    .body(body),
+            )
+            .await
+        }
+    };
+    let age_link = Some("</docs/v2/deprecations#age-patch>; rel=\"deprecation\"; type=\"text/html\"");
+    for (content_type, body) in [
+        ("application/merge-patch+json", r#"{"age": 41}"#),
+        ("application/merge-patch+json", r#"{"age": null}"#),
+        ("application/json-patch+json", r#"[{"op": "replace", "path": "/age", "value": 42}]"#),
+    ] {
+        let reply = patch(content_type, body).await;
+        assert!(reply.status == 200 || reply.status == 400, "{body}: {}", reply.text);
+        assert_eq!(told(&reply), [Some("@1780272000"), None, age_link], "{body}");
+    }
+    for (content_type, body) in [
+        ("application/merge-patch+json", r#"{"name": "Ada L."}"#),
+        ("application/json-patch+json", r#"[{"op": "replace", "path": "/name", "value": "Ada"}]"#),
+    ] {
+        let reply = patch(content_type, body).await;
+        reply.assert_status(200);
+        assert_eq!(told(&reply), [None, None, None], "{body}");
+    }
+    // The handler read the body as it came: the field was written.
+    let after = patch("application/merge-patch+json", r#"{"age": 43}"#).await;
+    after.assert_status(200);
+    assert_eq!(after.json()["age"], 43);
+
+    // Merged with a deprecated version's: the earliest instants, every link.
+    let reply = app.get("/api/v1/users?page=0").await;
+    reply.assert_status(200);
+    assert_eq!(
+        told(&reply),
+        [
+            Some("@1780272000"),
+            Some("Thu, 01 Apr 2027 00:00:00 GMT"),
+            Some(
+                "</docs/v1/deprecation>; rel=\"deprecation\"; type=\"text/html\", </docs/v1/deprecations#v1-paging>; rel=\"deprecation\"; type=\"text/html\", </api/v2/users>; rel=\"successor-version\""
+            )
+        ]
+    );
+    let plain = app.get("/api/v1/users").await;
+    assert_eq!(
+        told(&plain),
+        [
+            Some("@1788220800"),
+            Some("Tue, 01 Jun 2027 00:00:00 GMT"),
+            Some(
+                "</docs/v1/deprecation>; rel=\"deprecation\"; type=\"text/html\", </api/v2/users>; rel=\"successor-version\""
+            )
+        ]
+    );
+    // Before an element's deprecation, and from its sunset on, nothing is told for it.
+    clock.set("2026-05-01T00:00:00Z");
+    assert_eq!(told(&app.get("/api/v2/users?page=0").await), [None, None, None]);
+    clock.set("2027-03-01T00:00:00Z");
+    assert_eq!(told(&app.get("/api/v2/users?page=0").await), [None, None, None]);
+}
