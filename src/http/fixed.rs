@@ -93,10 +93,12 @@ pub struct FixedRoutes {
     groups: Vec<(Box<str>, Range<usize>)>,
 }
 
-/// `admin` of `/admin/usage`.
+/// `admin` of `/admin/usage`: found byte by byte (`split` runs a char searcher, which cost
+/// more than the routes it spares every request).
 fn first_segment(path: &str) -> &str {
     let path = path.strip_prefix('/').unwrap_or(path);
-    path.split('/').next().unwrap_or_default()
+    let end = path.bytes().position(|b| b == b'/').unwrap_or(path.len());
+    &path[..end]
 }
 
 impl FixedRoutes {
