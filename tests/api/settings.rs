@@ -164,14 +164,21 @@ async fn start(backend: &Backend, env: binary::Env<'_>) -> Served {
 
 /// `tandem serve` refuses to start; its message.
 async fn refused(backend: &Backend, env: binary::Env<'_>) -> String {
+    refused_with_code(backend, env, 2).await
+}
+
+/// `tandem serve` refuses to start with exit `code` (1 for what the registry checks); its
+/// message.
+async fn refused_with_code(backend: &Backend, env: binary::Env<'_>, code: i32) -> String {
     let database_url = backend.fresh_database().await;
     let dir = tempfile::tempdir().unwrap();
     let mut all: Vec<(&str, Option<&str>)> =
         vec![("TANDEM_DATABASE_URL", Some(&database_url)), ("TANDEM_JWT_SECRET", Some(tokens::SECRET))];
     all.extend_from_slice(env);
     let output = binary::run(dir.path(), &["serve"], &all);
-    assert_eq!(output.status.code(), Some(2), "serve should refuse: {output:?}");
-    String::from_utf8(output.stderr).unwrap()
+    let message = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(code), "serve should refuse: {message}");
+    message
 }
 
 async fn listen(backend: Backend) {
@@ -490,21 +497,8 @@ async fn deprecations(backend: Backend) {
     assert!(shown.contains("[[versions.2.deprecations]]\nid = \"offset-paging\""), "{shown}");
     std::fs::remove_file(dir.path().join("tandem.toml")).unwrap();
     let twice = format!("[{0}, {0}]", declared.trim_start_matches('[').trim_end_matches(']'));
-    let message = refused_with_code(&backend, &[("TANDEM_V1_DEPRECATIONS", Some(&twice))]).await;
+    let message = refused_with_code(&backend, &[("TANDEM_V1_DEPRECATIONS", Some(&twice))], 1).await;
     assert!(message.contains("the id `v1-offset-paging` is declared twice"), "{message}");
-}
-
-/// `tandem serve` refuses to start on what the registry checks (exit 1); its message.
-async fn refused_with_code(backend: &Backend, env: binary::Env<'_>) -> String {
-    let database_url = backend.fresh_database().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut all: Vec<(&str, Option<&str>)> =
-        vec![("TANDEM_DATABASE_URL", Some(&database_url)), ("TANDEM_JWT_SECRET", Some(tokens::SECRET))];
-    all.extend_from_slice(env);
-    let output = binary::run(dir.path(), &["serve"], &all);
-    let message = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(output.status.code(), Some(1), "serve should refuse: {message}");
-    message
 }
 
 /// Usage of 200 days ago, and of 10: the default (400 days) keeps both; 90 removes the older at
