@@ -56,8 +56,8 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
     let info = context::info(req);
     // 1. Routes outside the versions, matched here once, take no dry run (nor a bad value of
     //    its header); those that need a token: operators' and a client's own.
-    let fixed = layers.fixed.find(req.uri().path());
-    if let Some(route) = fixed {
+    let outside = layers.fixed.find(req.uri().path());
+    if let Some(route) = outside {
         dry_run::refuse_outside_versions(&info)?;
         // Boxed, as the refusals below: what only some requests run does not size every
         // request's future.
@@ -69,7 +69,7 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
     // 2. Dispatch: the version, its route, the legacy path rewritten.
     let target = match layers.dispatch.resolve(req, &info)? {
         Resolution::PassThrough => {
-            if let Some(route) = fixed {
+            if let Some(route) = outside {
                 fixed::choose(req, route);
             }
             return Ok(Prepared::Other);
@@ -77,14 +77,14 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
         Resolution::Document { rewritten, .. } => {
             dry_run::refuse_outside_versions(&info)?;
             // A legacy path rewritten names its route anew (`/docs/deprecation` is v1's page).
-            let fixed = match rewritten {
+            let outside = match rewritten {
                 Some(uri) => {
                     *req.uri_mut() = uri;
                     layers.fixed.find(req.uri().path())
                 }
-                None => fixed,
+                None => outside,
             };
-            if let Some(route) = fixed {
+            if let Some(route) = outside {
                 fixed::choose(req, route);
             }
             return Ok(Prepared::Other);
