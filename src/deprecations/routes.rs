@@ -27,7 +27,8 @@ fn version_of(req: &Request) -> Result<u16, ApiError> {
 
 fn entries(layers: &Layers, version: u16) -> Vec<Entry> {
     let now = (layers.clock)();
-    layers.registry.deprecations().filter(|d| d.version == version).map(|d| Entry::of(d, now)).collect()
+    let declared = layers.registry.entry(version).map_or(&[][..], |e| &e.deprecations);
+    declared.iter().map(|d| Entry::of(d, now)).collect()
 }
 
 /// `GET /api/v<N>/deprecations`.

@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::lifecycle::instant;
 use crate::settings::DeprecationSettings;
 
 /// What of an operation is deprecated.
@@ -209,12 +210,6 @@ fn element(entry: &DeprecationSettings) -> anyhow::Result<Element> {
         anyhow::ensure!(pointer.starts_with('/') && pointer.len() > 1, "{pointer:?} is not a JSON pointer (\"/age\")");
     }
     Ok(element)
-}
-
-fn instant(key: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(raw.trim())
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| anyhow::anyhow!("{key}={raw:?} is not an RFC 3339 instant: {e}"))
 }
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ pub struct Lifecycle {
     pub refuse_new_clients: bool,
 }
 
-fn instant(name: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
+/// `raw` as an instant, or why not, naming the setting.
+pub(super) fn instant(name: &str, raw: &str) -> anyhow::Result<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(raw.trim())
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| anyhow::anyhow!("{name}={raw:?} is not an RFC 3339 instant: {e}"))
@@ -90,16 +91,16 @@ impl Lifecycle {
         }
         if self.deprecated_at.is_some_and(|d| now >= d) { Stage::Deprecated } else { Stage::Current }
     }
+}
 
-    /// `Deprecation: @<unix seconds>` (RFC 9745).
-    pub fn deprecation_header(&self) -> Option<String> {
-        self.deprecated_at.map(|d| format!("@{}", d.timestamp()))
-    }
+/// `Deprecation: @<unix seconds>` (RFC 9745), of a version or of an element.
+pub fn deprecation_value(at: DateTime<Utc>) -> String {
+    format!("@{}", at.timestamp())
+}
 
-    /// `Sunset: <IMF-fixdate>` (RFC 8594).
-    pub fn sunset_header(&self) -> Option<String> {
-        self.sunset_at.map(|s| httpdate::fmt_http_date(s.into()))
-    }
+/// `Sunset: <IMF-fixdate>` (RFC 8594), of a version or of an element.
+pub fn sunset_value(at: DateTime<Utc>) -> String {
+    httpdate::fmt_http_date(at.into())
 }
 
 /// The versions served, oldest first, each with its lifecycle: what "deprecated", "retiring"
@@ -193,8 +194,8 @@ mod tests {
         assert_eq!(lifecycle.stage(at("2026-06-01T10:30:00Z")), Stage::Brownout { until: at("2026-06-01T11:00:00Z") });
         assert_eq!(lifecycle.stage(at("2026-06-01T11:00:00Z")), Stage::Deprecated);
         assert_eq!(lifecycle.stage(at("2027-01-01T00:00:00Z")), Stage::Sunset);
-        assert_eq!(lifecycle.deprecation_header().unwrap(), "@1767225600");
-        assert_eq!(lifecycle.sunset_header().unwrap(), "Fri, 01 Jan 2027 00:00:00 GMT");
+        assert_eq!(deprecation_value(lifecycle.deprecated_at.unwrap()), "@1767225600");
+        assert_eq!(sunset_value(lifecycle.sunset_at.unwrap()), "Fri, 01 Jan 2027 00:00:00 GMT");
         assert_eq!(
             Lifecycle::configured(1, &VersionSettings::default()).unwrap().stage(at("2030-01-01T00:00:00Z")),
             Stage::Current

@@ -151,11 +151,6 @@ impl Registry {
         self.versions.iter()
     }
 
-    /// Every element deprecated one at a time, version by version as declared.
-    pub fn deprecations(&self) -> impl Iterator<Item = &Deprecation> {
-        self.versions.iter().flat_map(|e| &e.deprecations)
-    }
-
     /// Version `version`'s declared element `index` (as its route table names it).
     pub fn element(&self, version: u16, index: u16) -> Option<&Deprecation> {
         self.entry(version)?.deprecations.get(usize::from(index))

@@ -11,7 +11,7 @@ use poem::{
 
 use crate::{
     http::Layers,
-    registry::lifecycle::Stage,
+    registry::lifecycle::{self, Stage},
     wire::{about::record_of, context::RequestInfo},
 };
 
@@ -81,8 +81,8 @@ pub fn headers(layers: &Layers, answer: Answer<'_>, now: DateTime<Utc>) -> Vec<(
         links.push(format!("</docs/v{version}/deprecations#{}>; rel=\"deprecation\"; type=\"text/html\"", element.id));
     }
     let values = [
-        (DEPRECATION, deprecated_at.map(|at| format!("@{}", at.timestamp()))),
-        (SUNSET, sunset_at.map(|at| httpdate::fmt_http_date(at.into()))),
+        (DEPRECATION, deprecated_at.map(lifecycle::deprecation_value)),
+        (SUNSET, sunset_at.map(lifecycle::sunset_value)),
     ];
     for (name, value) in values {
         if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
