@@ -102,17 +102,16 @@ fn record(version: u16, successor: u16) -> Value {
 }
 
 /// A record as operators see it: with how the client is told (README "Notices to clients").
-fn told(mut record: Value) -> Value {
+fn told(record: Value) -> Value {
     let last = object(
         json!({"type": string(), "status": {"type": "string", "enum": ["pending", "delivered", "failed"]}, "createdAt": time()}),
         &["type", "status", "createdAt"],
     );
-    record["properties"]["notices"] =
-        object(json!({"endpoint": {"type": "boolean"}, "last": nullable(last)}), &["endpoint", "last"]);
-    if let Some(required) = record["required"].as_array_mut() {
-        required.push(json!("notices"));
-    }
-    record
+    with_required(
+        record,
+        "notices",
+        object(json!({"endpoint": {"type": "boolean"}, "last": nullable(last)}), &["endpoint", "last"]),
+    )
 }
 
 /// What met an exposure: a parameter, a body field's pointer, a missing field.
@@ -120,6 +119,49 @@ fn details() -> Value {
     json!({"type": "array", "maxItems": 20, "items": object(
         json!({"detail": string(), "requests": {"type": "integer"}, "lastSeen": time()}),
         &["detail", "requests", "lastSeen"])})
+}
+
+/// A property added to an object's schema, and required.
+fn with_required(mut schema: Value, name: &str, property: Value) -> Value {
+    schema["properties"][name] = property;
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.push(json!(name));
+    }
+    schema
+}
+
+/// What a deprecation is of: an operation, or its parameter, field or response field (`name`).
+fn element_named() -> Value {
+    object(
+        json!({"kind": {"type": "string", "enum": ["operation", "parameter", "field", "responseField"]},
+               "name": nullable(string())}),
+        &["kind", "name"],
+    )
+}
+
+/// The deprecated elements a client used within 90 days (README "Deprecating an element").
+fn elements_used() -> Value {
+    let named = element_named();
+    let used = object(
+        json!({"id": string(), "version": {"type": "integer"}, "operation": string(), "element": named,
+               "requests": {"type": "integer"}, "firstUsed": time(), "lastUsed": time(),
+               "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
+               "replacement": string(), "instruction": string()}),
+        &[
+            "id",
+            "version",
+            "operation",
+            "element",
+            "requests",
+            "firstUsed",
+            "lastUsed",
+            "sunsetAt",
+            "daysLeft",
+            "replacement",
+            "instruction",
+        ],
+    );
+    json!({"type": "array", "items": used})
 }
 
 /// A client's migration guide, as JSON.
@@ -144,8 +186,8 @@ fn guide() -> Value {
         json!({"tenant": string(), "subject": string(), "from": {"type": "integer"}, "to": {"type": "integer"},
                "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
                "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})), "nextStep": string(),
-               "routes": {"type": "array", "items": route}}),
-        &["tenant", "subject", "from", "to", "status", "sunsetAt", "daysLeft", "nextStep", "routes"],
+               "routes": {"type": "array", "items": route}, "deprecations": elements_used()}),
+        &["tenant", "subject", "from", "to", "status", "sunsetAt", "daysLeft", "nextStep", "routes", "deprecations"],
     )
 }
 
@@ -225,6 +267,36 @@ pub fn get_admin_usage(_: &Context) -> Value {
     "responses": {"200": answer("Usage", Some(any())), "400": validation()}})
 }
 
+/// `GET /admin/deprecations`.
+pub fn get_admin_deprecations(_: &Context) -> Value {
+    let named = element_named();
+    let element = object(
+        json!({"id": string(), "operation": string(), "element": named, "deprecatedAt": time(),
+               "sunsetAt": nullable(time()), "replacement": string(), "instruction": string(),
+               "link": nullable(string()), "state": {"type": "string", "enum": ["announced", "deprecated", "removed"]},
+               "version": {"type": "integer"}, "clients": {"type": "integer"}, "requests": {"type": "integer"},
+               "lastUsed": nullable(time())}),
+        &[
+            "id",
+            "operation",
+            "element",
+            "deprecatedAt",
+            "sunsetAt",
+            "replacement",
+            "instruction",
+            "link",
+            "state",
+            "version",
+            "clients",
+            "requests",
+            "lastUsed",
+        ],
+    );
+    json!({"summary": "Every element deprecated inside a version, with the distinct clients and the requests that used it within 30 days, and its last use.",
+    "tags": ["admin"],
+    "responses": {"200": answer("Deprecations in use", Some(object(json!({"deprecations": {"type": "array", "items": element}}), &["deprecations"])))}})
+}
+
 /// The version the migration tools describe when none is named.
 const DESCRIBED: &str = "Default: the oldest version with an announced deprecation that a newer one follows.";
 
@@ -265,7 +337,8 @@ pub fn get_admin_dashboard(_: &Context) -> Value {
 pub fn get_api_migration(c: &Context) -> Value {
     json!({"summary": "The caller's own migration record (any valid token).", "tags": ["migration"],
     "parameters": [version_query(DESCRIBED)],
-    "responses": {"200": answer("The record", Some(record(c.version, c.successor))), "400": validation()}})
+    "responses": {"200": answer("The record", Some(with_required(record(c.version, c.successor), "deprecations", elements_used()))),
+                  "400": validation()}})
 }
 
 /// `GET /admin/versions/:version/readiness`.

@@ -147,6 +147,11 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
             ],
         ),
         fixed("/admin/notices", Admin, vec![(M::GET, boxed(notices::all), Some(n::get_admin_notices))]),
+        fixed(
+            "/admin/deprecations",
+            Admin,
+            vec![(M::GET, boxed(crate::deprecations::usage::all), Some(d::get_admin_deprecations))],
+        ),
         fixed("/admin/audit", Admin, vec![(M::GET, boxed(steering::audit), Some(d::get_admin_audit))]),
         fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document), None)]),
         fixed(

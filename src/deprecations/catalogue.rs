@@ -49,7 +49,7 @@ pub struct Entry {
 impl Entry {
     pub fn of(deprecation: &Deprecation, now: DateTime<Utc>) -> Self {
         Entry {
-            id: deprecation.id.clone(),
+            id: deprecation.id.to_string(),
             operation: deprecation.operation.clone(),
             element: Named { kind: deprecation.element.kind(), name: deprecation.element.name().map(str::to_string) },
             deprecated_at: stamp(deprecation.deprecated_at),

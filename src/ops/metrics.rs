@@ -81,6 +81,8 @@ pub struct Metrics {
     /// Keyed by the client (tenant and subject, which clients choose: SipHash stays), or
     /// `None` for the clients past the cap. Each entry's label is made once, when it is added.
     deprecated: Family<(u16, Option<Client>), Labelled>,
+    /// Requests that used a deprecated element, by version and element id (declared: few).
+    deprecated_uses: Family<(u16, Arc<str>), AtomicU64>,
     /// Requests of clients new to a version closed to them, by version.
     new_clients_refused: Family<u16, AtomicU64>,
     /// Attempts to send notices, by type and outcome.
@@ -154,6 +156,11 @@ impl Metrics {
         let label = || Labelled { label: client_label(&key.1), count: AtomicU64::new(0) };
         let found = clients.entry(key.clone()).or_insert_with(|| Arc::new(label()));
         found.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One request that used the deprecated element `id` of `version`.
+    pub fn deprecated_use(&self, version: u16, id: &Arc<str>) {
+        entry(&self.deprecated_uses, &(version, id.clone())).fetch_add(1, Ordering::Relaxed);
     }
 
     /// A new client refused by a version closed to new clients.
@@ -230,6 +237,23 @@ impl Metrics {
                 out,
                 "tandem_deprecated_requests_total{{version=\"{version}\",client=\"{}\"}} {n}",
                 escape(&client)
+            );
+        }
+        out.push_str("# HELP tandem_deprecated_use_total Requests that used a deprecated element (an operation, parameter or field), by version and element id.\n");
+        out.push_str("# TYPE tandem_deprecated_use_total counter\n");
+        let mut uses: Vec<_> = self
+            .deprecated_uses
+            .read()
+            .expect("metrics lock")
+            .iter()
+            .map(|((version, id), n)| (*version, id.clone(), n.load(Ordering::Relaxed)))
+            .collect();
+        uses.sort();
+        for (version, id, n) in uses {
+            let _ = writeln!(
+                out,
+                "tandem_deprecated_use_total{{version=\"{version}\",deprecation=\"{}\"}} {n}",
+                escape(&id)
             );
         }
         out.push_str("# HELP tandem_new_clients_refused_total Requests refused because the client is new to a version closed to new clients.\n");

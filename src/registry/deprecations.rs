@@ -45,7 +45,8 @@ impl Element {
 /// One declared element of one version, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deprecation {
-    pub id: String,
+    /// Shared: the counts of every request that uses it name it without copying.
+    pub id: std::sync::Arc<str>,
     pub version: u16,
     /// `GET`.
     pub method: String,
@@ -182,7 +183,7 @@ fn check(version: u16, spec: &Value, entry: &DeprecationSettings) -> anyhow::Res
         anyhow::ensure!(https, "link {link:?} is not an https URL");
     }
     Ok(Deprecation {
-        id: entry.id.clone(),
+        id: entry.id.as_str().into(),
         version,
         method: method.to_string(),
         template: template.to_string(),

@@ -156,6 +156,16 @@ impl Registry {
         self.entry(version)?.deprecations.get(usize::from(index))
     }
 
+    /// Every version's declared elements, version by version.
+    pub fn declared(&self) -> impl Iterator<Item = &Deprecation> {
+        self.versions.iter().flat_map(|v| &v.deprecations)
+    }
+
+    /// The declared element `id` (ids are unique across versions).
+    pub fn deprecation(&self, id: &str) -> Option<&Deprecation> {
+        self.declared().find(|d| *d.id == *id)
+    }
+
     /// The resources a vendor media type may name.
     pub fn resources(&self) -> &[&'static str] {
         &self.resources

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{
     Workbench,
+    elements::Used,
     records::{ClientRecord, details_json},
     view,
 };
@@ -17,6 +18,7 @@ use crate::{
         storage::{Client, Status},
     },
     encoding::rfc3339_seconds as stamp,
+    registry::deprecations::Deprecation,
 };
 
 impl Workbench {
@@ -28,7 +30,9 @@ impl Workbench {
         let now = self.now();
         let record = view::record(self.store(), &self.counting, client, &versions, now).await?;
         let to = versions.successor.unwrap_or(versions.version);
-        Ok((Guide::of(&record, versions.version, to, self, now), record.seen()))
+        let mut guide = Guide::of(&record, versions.version, to, self, now);
+        guide.add_elements(self.elements_used(client).await?);
+        Ok((guide, record.seen()))
     }
 }
 
@@ -44,6 +48,8 @@ pub struct Guide {
     pub next_step: String,
     /// Most requests first.
     pub routes: Vec<GuideRoute>,
+    /// The deprecated elements it used within 90 days, on any version: nearest sunset first.
+    pub deprecations: Vec<Used>,
 }
 
 pub struct GuideRoute {
@@ -136,7 +142,20 @@ impl Guide {
             days_left,
             next_step: next_step(record.status, must_change, from, to),
             routes,
+            deprecations: Vec::new(),
         }
+    }
+
+    /// Adds the deprecated elements the client used; the next step names the one with the
+    /// nearest sunset when it comes before the version's.
+    pub fn add_elements(&mut self, used: Vec<Used>) {
+        let nearest = used.iter().find(|u| u.deprecation.sunset_at.is_some());
+        if let Some(u) = nearest.filter(|u| self.sunset_at.is_none_or(|v| u.deprecation.sunset_at < Some(v))) {
+            let d = &u.deprecation;
+            let sunset = d.sunset_at.map(stamp).unwrap_or_default();
+            self.next_step = format!("Stop using {} before {sunset}: {}", element_named(d), d.replacement);
+        }
+        self.deprecations = used;
     }
 
     pub fn to_json(&self) -> Value {
@@ -151,7 +170,25 @@ impl Guide {
             "daysLeft": self.days_left,
             "nextStep": self.next_step,
             "routes": routes,
+            "deprecations": self.deprecations.iter().map(Used::to_json).collect::<Vec<_>>(),
         })
+    }
+}
+
+/// An element as a sentence names it: "the parameter `page` of GET /api/v2/users".
+pub fn element_named(d: &Deprecation) -> String {
+    match d.element.name() {
+        Some(name) => format!("the {} `{name}` of {}", element_kind_words(d.element.kind()), d.operation),
+        None => format!("the operation {}", d.operation),
+    }
+}
+
+fn element_kind_words(kind: &str) -> &'static str {
+    match kind {
+        "parameter" => "parameter",
+        "field" => "field",
+        "responseField" => "response field",
+        _ => "operation",
     }
 }
 

@@ -8,6 +8,7 @@
 //! - `newcomers`: which clients a version closed to new ones still serves;
 //! - `view`: the questions (a client's record, a page of everyone's, readiness, usage), from one
 //!   snapshot of the store and this instance's counts not yet written;
+//! - `elements`: the deprecated elements a client used, and every element's clients;
 //! - `records`, `readiness`, `steering`, `guide`: the record, the sunset's readiness, pins,
 //!   brownouts and the audit trail, and each client's guide (what notices carry too);
 //! - `routes`: the HTTP routes, which parse and render; the dashboard page.
@@ -17,6 +18,7 @@
 
 pub mod clients;
 pub mod counting;
+pub mod elements;
 pub mod guide;
 pub mod jobs;
 pub mod newcomers;

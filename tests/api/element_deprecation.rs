@@ -5,11 +5,17 @@ use serde_json::{Value, json};
 
 use reqwest::Method;
 
-use crate::harness::{Backend, app::FixedClock, send};
+use crate::harness::{
+    Backend, TestApp,
+    app::{FixedClock, test_settings},
+    send,
+    tokens::{self, now},
+};
 
 crate::scenarios![
     declared_elements_are_announced_in_the_document_and_the_catalogue,
-    only_requests_that_use_an_element_are_told
+    only_requests_that_use_an_element_are_told,
+    the_clients_that_use_an_element_are_counted_once_and_shown_it
 ];
 
 fn declare(settings: &mut tandem::settings::Settings) {
@@ -225,4 +231,131 @@ async fn only_requests_that_use_an_element_are_told(backend: Backend) {
     assert_eq!(told(&app.get("/api/v2/users?page=0").await), [None, None, None]);
     clock.set("2027-03-01T00:00:00Z");
     assert_eq!(told(&app.get("/api/v2/users?page=0").await), [None, None, None]);
+}
+
+fn client(subject: &str) -> String {
+    tokens::signed(&json!({"sub": subject, "exp": now() + 600, "tenant": "acme", "roles": []}))
+}
+
+async fn as_client(
+    app: &TestApp,
+    token: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> crate::harness::Reply {
+    let mut request = app.client.request(method, app.url(path)).bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    send(request).await
+}
+
+async fn mine(app: &TestApp, token: &str, path: &str) -> Value {
+    let reply = as_client(app, token, Method::GET, path, None).await;
+    reply.assert_status(200);
+    reply.json()
+}
+
+async fn the_clients_that_use_an_element_are_counted_once_and_shown_it(backend: Backend) {
+    let clock = FixedClock::at("2027-02-01T12:00:00Z");
+    let a = backend.spawn_at(declare_used, clock.clock()).await;
+    let mut settings = test_settings(&a.database_url);
+    declare_used(&mut settings);
+    let b = TestApp::start_with_clock(settings, clock.clock()).await;
+    let (bot, web) = (client("ci-bot"), client("web"));
+    // ci-bot pages by offset on both instances; web never does; a dry run is not a use.
+    for app in [&a, &a, &b] {
+        as_client(app, &bot, Method::GET, "/api/v2/users?page=0", None).await.assert_status(200);
+    }
+    as_client(&a, &web, Method::GET, "/api/v2/users", None).await.assert_status(200);
+    let dry = a
+        .client
+        .post(a.url("/api/v2/users"))
+        .bearer_auth(&web)
+        .header("x-api-dry-run", "true")
+        .json(&json!({"name": "Dry", "email": "dry@example.com", "age": 30}));
+    let dry = send(dry).await;
+    dry.assert_status(201);
+    assert!(dry.header("deprecation").is_some(), "a dry run is told all the same: {dry:?}");
+
+    let paging = json!({
+        "id": "offset-paging", "version": 2, "operation": "GET /api/v2/users",
+        "element": {"kind": "parameter", "name": "page"}, "requests": 3,
+        "firstUsed": "2027-02-01T12:00:00Z", "lastUsed": "2027-02-01T12:00:00Z",
+        "sunsetAt": "2027-03-01T00:00:00Z", "daysLeft": 27,
+        "replacement": "the cursor parameter",
+        "instruction": "Page with the cursor each answer gives <nextCursor>."
+    });
+    // Each instance adds its own counts not yet written; once both wrote them, each answers
+    // the sum, never doubled.
+    for written in [false, true] {
+        if written {
+            a.counts_written().await;
+            b.counts_written().await;
+        }
+        for (app, own) in [(&a, 2), (&b, 1)] {
+            let requests = if written { 3 } else { own };
+            let record = mine(app, &bot, "/api/migration").await;
+            let mut expected = paging.clone();
+            expected["requests"] = json!(requests);
+            assert_eq!(record["deprecations"], json!([expected]), "written: {written}");
+            assert_eq!(mine(app, &web, "/api/migration").await["deprecations"], json!([]), "written: {written}");
+            let all = app.get("/admin/deprecations").await;
+            all.assert_status(200);
+            let listed = all.json()["deprecations"].clone();
+            let of = |id: &str| listed.as_array().unwrap().iter().find(|d| d["id"] == id).cloned().unwrap();
+            let used = of("offset-paging");
+            assert_eq!(
+                (used["clients"].clone(), used["requests"].clone(), used["lastUsed"].clone()),
+                (json!(1), json!(requests), json!("2027-02-01T12:00:00Z")),
+                "written: {written}"
+            );
+            assert_eq!((used["version"].clone(), used["state"].clone()), (json!(2), json!("deprecated")));
+            let unused = of("age-input");
+            assert_eq!(
+                (unused["clients"].clone(), unused["requests"].clone(), unused["lastUsed"].clone()),
+                (json!(0), json!(0), Value::Null),
+                "a dry run is not a use; written: {written}"
+            );
+        }
+    }
+    // The guide lists it, and its sunset comes before v1's: the next step names it.
+    let guide = mine(&a, &bot, "/api/migration/guide").await;
+    assert_eq!(guide["deprecations"], json!([paging]));
+    assert_eq!(
+        guide["nextStep"],
+        "Stop using the parameter `page` of GET /api/v2/users before 2027-03-01T00:00:00Z: the cursor parameter"
+    );
+    let markdown = a.client.get(a.url("/api/migration/guide")).bearer_auth(&bot).header("accept", "text/markdown");
+    let markdown = send(markdown).await.text;
+    assert!(markdown.contains("## Deprecated elements you use\n\n- **the parameter `page` of GET /api/v2/users** (`offset-paging`): 3 requests, the last at 2027-02-01T12:00:00Z; removed at 2027-03-01T00:00:00Z (27 days left). Instead: the cursor parameter Page with the cursor each answer gives <nextCursor>."), "{markdown}");
+    let html =
+        send(a.client.get(a.url("/api/migration/guide")).bearer_auth(&bot).header("accept", "text/html")).await.text;
+    assert!(
+        html.contains("<h2>Deprecated elements you use</h2>") && html.contains("<li id=\"offset-paging\">"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;nextCursor&gt;") && !html.contains("<nextCursor>"), "{html}");
+    // web's guide has none, and its next step is the version's.
+    let other = mine(&a, &web, "/api/migration/guide").await;
+    assert_eq!(other["deprecations"], json!([]));
+    assert_eq!(other["nextStep"], "Nothing yet: this client has not called v1.");
+
+    // Counted per instance in the metrics: uses only.
+    let ma = send(a.client.get(a.url("/metrics"))).await.text;
+    let mb = send(b.client.get(b.url("/metrics"))).await.text;
+    assert!(ma.contains("tandem_deprecated_use_total{version=\"2\",deprecation=\"offset-paging\"} 2\n"), "{ma}");
+    assert!(mb.contains("tandem_deprecated_use_total{version=\"2\",deprecation=\"offset-paging\"} 1\n"), "{mb}");
+    assert!(!ma.contains("deprecation=\"age-input\""), "{ma}");
+
+    // Ninety days on, the use is out of the client's window; out of the operator's after thirty.
+    clock.set("2027-03-15T12:00:00Z");
+    let later = a.get("/admin/deprecations").await.json();
+    let used = later["deprecations"].as_array().unwrap().iter().find(|d| d["id"] == "offset-paging").unwrap().clone();
+    assert_eq!((used["clients"].clone(), used["requests"].clone()), (json!(0), json!(0)));
+    assert_eq!(used["lastUsed"], "2027-02-01T12:00:00Z");
+    assert_eq!(mine(&a, &bot, "/api/migration").await["deprecations"][0]["requests"], 3);
+    clock.set("2027-05-05T12:00:00Z");
+    assert_eq!(mine(&a, &bot, "/api/migration").await["deprecations"], json!([]));
 }

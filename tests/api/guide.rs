@@ -102,6 +102,7 @@ async fn a_clients_traffic_writes_its_guide(backend: Backend) {
                  "mustRead": [read("user-id-uuid", "user id"), read("user-fields-added", "user fields"),
                               read("problem-details", "error body")]},
             ],
+            "deprecations": [],
         })
     );
     assert_eq!(instruction("sort-parameter"), "Send sort=<field>,asc instead of sortBy=<field>.");

@@ -127,7 +127,7 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
         json!({"tenant": "acme", "subject": "ci-bot", "version": 1, "status": "unknown",
                "deprecatedAt": "2026-01-01T00:00:00Z", "sunsetAt": "2027-01-01T00:00:00Z", "daysLeft": 199,
                "lastV1Request": null, "lastV2Request": null, "lastRehearsal": null, "lastDryRun": null,
-               "brownoutRefusals": 0, "routes": []})
+               "brownoutRefusals": 0, "routes": [], "deprecations": []})
     );
 
     get(&app, &bot, "/users").await.assert_status(200);

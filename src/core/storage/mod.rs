@@ -19,8 +19,9 @@ pub use ops::OpsStore;
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
     Activity, AuditEntry, Batch, Brownout, Client, ClientFilter, ClientRoute, ClientSummary, DetailActivity,
-    ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE, RouteActivity, Status, StatusCounts, UsageRow,
-    VersionActivity, VersionCounts, Window, Windowed, WorkbenchSnapshot, WorkbenchStore, Written,
+    ElementTotals, ElementUse, ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE, RouteActivity, Status,
+    StatusCounts, UsageRow, UseKind, VersionActivity, VersionCounts, Window, Windowed, WorkbenchSnapshot,
+    WorkbenchStore, Written,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;

@@ -159,6 +159,54 @@ pub struct UsageRow {
     pub last_seen: DateTime<Utc>,
 }
 
+/// How a request that used a deprecated element ended: only a use is the client using it;
+/// dry runs, rehearsals and refusals are counted apart (README "Deprecating an element").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UseKind {
+    Use,
+    DryRun,
+    Rehearsal,
+    Refusal,
+}
+
+impl UseKind {
+    pub const ALL: [UseKind; 4] = [UseKind::Use, UseKind::DryRun, UseKind::Rehearsal, UseKind::Refusal];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UseKind::Use => "use",
+            UseKind::DryRun => "dry-run",
+            UseKind::Rehearsal => "rehearsal",
+            UseKind::Refusal => "refusal",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<UseKind> {
+        UseKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// One client's requests on one UTC day that used one deprecated element (by its id), of one
+/// kind, and the first and last of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElementUse {
+    pub deprecation: Arc<str>,
+    pub kind: UseKind,
+    pub client: Client,
+    pub day: NaiveDate,
+    pub requests: u64,
+    pub first_used: DateTime<Utc>,
+    pub last_used: DateTime<Utc>,
+}
+
+/// One element's uses by every client since some day: distinct clients, requests, and the last.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ElementTotals {
+    pub clients: u64,
+    pub requests: u64,
+    pub last_used: Option<DateTime<Utc>>,
+}
+
 /// What one instance counted since its last batch, written once: its `id` is written in the
 /// same transaction, so a batch written before (its commit went unanswered) is not added again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +215,8 @@ pub struct Batch {
     pub written_at: DateTime<Utc>,
     pub activity: Activity,
     pub usage: Vec<UsageRow>,
+    /// Requests that used deprecated elements.
+    pub elements: Vec<ElementUse>,
     /// Each version a newer one follows, with that one: a request to the newer version moves
     /// the client's status on the older.
     pub successors: Vec<(u16, u16)>,
@@ -404,6 +454,26 @@ pub trait WorkbenchSnapshot: Send {
         &mut self,
         version: u16,
         since: NaiveDate,
+        clients: &[Client],
+    ) -> StoreResult<Vec<Client>>;
+
+    /// The uses (kind `use`) on or after `since` of any element by the clients named.
+    async fn element_uses(&mut self, clients: &[Client], since: NaiveDate) -> StoreResult<Vec<ElementUse>>;
+
+    /// The element's uses by every client: distinct clients last using it at or after `since`,
+    /// and its requests on the days from `first_day` on.
+    async fn element_totals(
+        &mut self,
+        deprecation: &str,
+        since: DateTime<Utc>,
+        first_day: NaiveDate,
+    ) -> StoreResult<ElementTotals>;
+
+    /// Those of the clients named whose last use of the element came at or after `since`.
+    async fn element_clients_among(
+        &mut self,
+        deprecation: &str,
+        since: DateTime<Utc>,
         clients: &[Client],
     ) -> StoreResult<Vec<Client>>;
 

@@ -1,6 +1,8 @@
 //! What every answered request leaves behind: metrics for all; for the clients' records, what
 //! each client does on each version (what counts is theirs to decide).
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use crate::{
@@ -20,8 +22,8 @@ pub struct Learned {
     pub refusal: Option<Refusal>,
 }
 
-/// Metrics for every request; usage for those a deprecated version served; and for the
-/// migration workbench, what each client does on each version, its dry runs apart.
+/// Metrics for every request; usage for those a deprecated version served, and of each
+/// deprecated element used; and for the migration workbench, what each client does on each version, its dry runs apart.
 pub fn record(
     layers: &Layers,
     info: &RequestInfo,
@@ -45,6 +47,15 @@ pub fn record(
         Some(Refusal::Brownout) => Some(CountedAs::BrownoutRefusal),
         None => Some(CountedAs::Request),
     };
+    let elements: Vec<Arc<str>> = match info.elements.get() {
+        Some(used) => used.iter().filter_map(|i| Some(layers.registry.element(version, *i)?.id.clone())).collect(),
+        None => Vec::new(),
+    };
+    if counted_as == Some(CountedAs::Request) && !dry_run {
+        for id in &elements {
+            layers.metrics.deprecated_use(version, id);
+        }
+    }
     let request = CountedRequest {
         version,
         client: who,
@@ -54,6 +65,7 @@ pub fn record(
         dry_run,
         counted_as,
         exposures: &learned.exposures.0,
+        elements: &elements,
         at: now,
     };
     if layers.clients.count(layers.registry.lineup(), request) {

@@ -65,6 +65,7 @@ pub(super) fn statements(d: Dialect, batch: &Batch) -> Vec<Statement<'_>> {
     if d == Dialect::Postgres {
         writes.extend(client_usage(batch));
     }
+    writes.extend(super::elements::statements(d, &batch.elements));
     writes
 }
 

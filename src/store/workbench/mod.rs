@@ -5,10 +5,12 @@
 //!
 //! - `batch`: a batch of counts, as one statement per table;
 //! - `snapshot`: the questions, read through indexes inside one read-only transaction;
+//! - `elements`: deprecated elements' uses, written and asked;
 //! - `steering`: pins, brownouts and the audit trail;
 //! - `rows`: columns and row mappings.
 
 mod batch;
+mod elements;
 mod rows;
 mod snapshot;
 mod steering;
@@ -69,6 +71,7 @@ impl<S: RowStore> WorkbenchStore for S {
                 ));
             }
         }
+        removals.extend(elements::prune(usage_before, limit));
         removals.push(Statement::new("DELETE FROM usage_days WHERE day < $1", [super::rows::Value::Day(usage_before)]));
         removals.push(Statement::new(
             "DELETE FROM flushed_batches WHERE id IN \
@@ -123,6 +126,7 @@ mod tests {
             written_at: DateTime::from_timestamp(0, 0).unwrap(),
             activity: Default::default(),
             usage: Vec::new(),
+            elements: Vec::new(),
             successors: Vec::new(),
         };
         let sql = |d| batch::statements(d, &batch).iter().map(|s| s.sql.to_string()).collect::<Vec<_>>().join("\n");

@@ -15,8 +15,8 @@ use super::rows::{
     detail_from, exposure_from, route_from, summary_from, usage_from, windowed_from,
 };
 use crate::core::storage::{
-    Activity, Client, ClientFilter, ClientSummary, Place, QUIET_FOR_DONE, Status, StatusCounts, StoreResult, UsageRow,
-    Window, Windowed, WorkbenchSnapshot,
+    Activity, Client, ClientFilter, ClientSummary, ElementTotals, ElementUse, Place, QUIET_FOR_DONE, Status,
+    StatusCounts, StoreResult, UsageRow, Window, Windowed, WorkbenchSnapshot,
 };
 
 pub(super) struct Snapshot<R> {
@@ -278,6 +278,30 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         );
         let statement = Statement::rows(sql, [version(of), day(since)], keyed(clients));
         read_in(&mut self.reads, statement, client_from).await
+    }
+
+    async fn element_uses(&mut self, clients: &[Client], since: NaiveDate) -> StoreResult<Vec<ElementUse>> {
+        read_in(&mut self.reads, super::elements::uses_of(clients, since), super::elements::use_from).await
+    }
+
+    async fn element_totals(
+        &mut self,
+        deprecation: &str,
+        since: DateTime<Utc>,
+        first_day: NaiveDate,
+    ) -> StoreResult<ElementTotals> {
+        let statement = super::elements::totals(deprecation, since, first_day);
+        let totals = read_in(&mut self.reads, statement, super::elements::totals_from).await?;
+        Ok(totals.into_iter().next().unwrap_or_default())
+    }
+
+    async fn element_clients_among(
+        &mut self,
+        deprecation: &str,
+        since: DateTime<Utc>,
+        clients: &[Client],
+    ) -> StoreResult<Vec<Client>> {
+        read_in(&mut self.reads, super::elements::clients_among(deprecation, since, clients), client_from).await
     }
 
     async fn tenant_clients(

@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::{
     changes::through::Met,
     core::storage::{
-        Activity, Client, ClientRoute, DetailActivity, ExposureActivity, MAX_DETAILS, RouteActivity, UsageRow,
-        VersionActivity, VersionCounts,
+        Activity, Client, ClientRoute, DetailActivity, ElementUse, ExposureActivity, MAX_DETAILS, RouteActivity,
+        UsageRow, UseKind, VersionActivity, VersionCounts,
     },
     http::clients::CountedAs,
 };
@@ -57,6 +57,8 @@ pub struct ClientCounts {
     details: HashMap<(Operation, &'static str), HashMap<String, Span>>,
     /// Requests a version answered, per route and day.
     usage: HashMap<(u16, Arc<str>, NaiveDate), Span>,
+    /// Requests that used a deprecated element, per element id, kind and day.
+    elements: HashMap<(Arc<str>, UseKind, NaiveDate), Span>,
 }
 
 /// One request of a client on a version, as the boundary saw it.
@@ -69,12 +71,20 @@ pub struct Seen<'a> {
     pub exposures: &'a [Met],
     /// Counted as usage of the version (a deprecated or retiring version answered it).
     pub usage: Option<&'a Arc<str>>,
+    /// The ids of the deprecated elements it used.
+    pub elements: &'a [Arc<str>],
     pub at: DateTime<Utc>,
 }
 
 impl ClientCounts {
     pub fn record(&mut self, seen: &Seen) {
         let Seen { version, counted_as, at, .. } = *seen;
+        let kind = match counted_as {
+            CountedAs::Request => UseKind::Use,
+            CountedAs::Rehearsal => UseKind::Rehearsal,
+            CountedAs::BrownoutRefusal => UseKind::Refusal,
+        };
+        self.record_elements(seen.elements, kind, at);
         let cell = self.versions.entry(version).or_default();
         match counted_as {
             CountedAs::Rehearsal => {
@@ -107,6 +117,13 @@ impl ClientCounts {
         self.routes.entry(operation).or_insert_with(|| Span::new(at)).count(at);
     }
 
+    /// Requests of `kind` that used the deprecated elements `ids`.
+    pub fn record_elements(&mut self, ids: &[Arc<str>], kind: UseKind, at: DateTime<Utc>) {
+        for id in ids {
+            self.elements.entry((id.clone(), kind, at.date_naive())).or_insert_with(|| Span::new(at)).count(at);
+        }
+    }
+
     /// One dry run on an operation of any version: counted apart, never as a request.
     pub fn record_dry_run(&mut self, version: u16, method: &'static str, route: &Arc<str>, at: DateTime<Utc>) {
         self.dry_runs.entry((version, method, route.clone())).or_insert_with(|| Span::new(at)).count(at);
@@ -137,6 +154,37 @@ impl ClientCounts {
         for (key, span) in other.usage {
             self.usage.entry(key).or_insert_with(|| Span { requests: 0, ..span }).add(span);
         }
+        for (key, span) in other.elements {
+            self.elements.entry(key).or_insert_with(|| Span { requests: 0, ..span }).add(span);
+        }
+    }
+
+    /// Its requests that used deprecated elements, as the store's rows.
+    pub fn element_uses<'c>(&'c self, client: &'c Client) -> impl Iterator<Item = ElementUse> + 'c {
+        self.elements.iter().map(|((id, kind, day), s)| ElementUse {
+            deprecation: id.clone(),
+            kind: *kind,
+            client: client.clone(),
+            day: *day,
+            requests: s.requests,
+            first_used: s.first,
+            last_used: s.last,
+        })
+    }
+
+    /// Its uses (kind `use`) of the element `id` on days from `since` on: requests, first and last.
+    pub fn uses_of(&self, id: &str, since: NaiveDate) -> Option<(u64, DateTime<Utc>, DateTime<Utc>)> {
+        let mut spans = self
+            .elements
+            .iter()
+            .filter(|((used, kind, day), _)| **used == *id && *kind == UseKind::Use && *day >= since)
+            .map(|(_, span)| *span);
+        let first = spans.next()?;
+        let sum = spans.fold(first, |mut all, span| {
+            all.add(span);
+            all
+        });
+        Some((sum.requests, sum.first, sum.last))
     }
 
     /// The version's counts, if it counted any.
@@ -161,7 +209,7 @@ impl ClientCounts {
             + self.dry_runs.len()
             + self.exposures.len()
             + self.details.values().map(HashMap::len).sum::<usize>();
-        (activity, self.usage.len())
+        (activity, self.usage.len() + self.elements.len())
     }
 
     /// The counts as rows of the store's kinds, added to `activity` and `usage`.
@@ -210,6 +258,14 @@ impl ClientCounts {
             last_seen: s.last,
         }));
     }
+}
+
+/// A buffer's counts as the store's rows.
+#[derive(Debug, Default)]
+pub struct Rows {
+    pub activity: Activity,
+    pub usage: Vec<UsageRow>,
+    pub elements: Vec<ElementUse>,
 }
 
 /// Every client's counts since the buffer was last taken, and the id of the batch they will be
@@ -263,13 +319,19 @@ impl Buffer {
         self.clients.values().map(ClientCounts::rows).fold((0, 0), |(a, u), (ca, cu)| (a + ca, u + cu))
     }
 
+    /// The clients whose requests used a deprecated element.
+    pub fn clients_using_elements(&self) -> impl Iterator<Item = (Client, &ClientCounts)> + '_ {
+        self.clients.iter().filter(|(_, c)| !c.elements.is_empty()).map(|(client, c)| (client.clone(), c))
+    }
+
     /// Everything counted, as the store's rows.
-    pub fn rows_of_all(&self) -> (Activity, Vec<UsageRow>) {
-        let (mut activity, mut usage) = (Activity::default(), Vec::new());
+    pub fn rows_of_all(&self) -> Rows {
+        let mut rows = Rows::default();
         for (client, counts) in &self.clients {
-            counts.add_rows_to(client, &mut activity, &mut usage);
+            counts.add_rows_to(client, &mut rows.activity, &mut rows.usage);
+            rows.elements.extend(counts.element_uses(client));
         }
-        (activity, usage)
+        rows
     }
 }
 
@@ -282,7 +344,15 @@ mod tests {
     }
 
     fn seen<'a>(counted_as: CountedAs, route: &'a Arc<str>, met: &'a [Met]) -> Seen<'a> {
-        Seen { version: 1, counted_as, operation: Some(("GET", route)), exposures: met, usage: Some(route), at: at() }
+        Seen {
+            version: 1,
+            counted_as,
+            operation: Some(("GET", route)),
+            exposures: met,
+            usage: Some(route),
+            elements: &[],
+            at: at(),
+        }
     }
 
     #[test]
@@ -296,7 +366,7 @@ mod tests {
         counts.record(&seen(CountedAs::Rehearsal, &route, &[]));
         counts.record(&seen(CountedAs::BrownoutRefusal, &route, &[]));
         counts.record_dry_run(2, "GET", &route, at());
-        let (activity, usage) = buffer.rows_of_all();
+        let Rows { activity, usage, .. } = buffer.rows_of_all();
         let version = &activity.versions[0];
         assert_eq!((version.counts.requests, version.counts.rehearsals, version.counts.refusals), (3, 1, 1));
         assert_eq!(version.counts.last_rehearsal, Some(at()));
@@ -315,7 +385,7 @@ mod tests {
             let met = [Met { change: "strict-bodies", details: vec![format!("/field{i}")] }];
             buffer.client(&client).record(&seen(CountedAs::Request, &route, &met));
         }
-        let (activity, _) = buffer.rows_of_all();
+        let activity = buffer.rows_of_all().activity;
         assert_eq!(activity.details.len(), MAX_DETAILS);
         assert_eq!(activity.exposures[0].requests, (MAX_DETAILS + 5) as u64, "all counted");
     }

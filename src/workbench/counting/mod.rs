@@ -24,10 +24,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use self::buffer::Buffer;
-pub use self::buffer::{ClientCounts, Seen};
+pub use self::buffer::{ClientCounts, Rows, Seen};
 pub use crate::http::clients::{CountedAs, CountedRequest};
 use crate::{
-    core::storage::{Batch, Client, Store, StoreError, WorkbenchSnapshot, Written},
+    core::storage::{Batch, Client, Store, StoreError, UseKind, WorkbenchSnapshot, Written},
     registry::lifecycle::Lineup,
 };
 
@@ -55,11 +55,14 @@ impl Counting {
     /// dry runs apart. `None`: not answered (refused as a newcomer), nothing counted.
     /// Whether it was usage of a deprecated version.
     pub fn count(&self, lineup: &Lineup, request: CountedRequest) -> bool {
-        let CountedRequest { version, client, method, route, matched, at, .. } = request;
+        let CountedRequest { version, client, method, route, matched, elements, at, .. } = request;
         if request.dry_run {
             // Never usage nor a request of the version: counted apart, on any version's route.
             if matched {
-                self.live().client(client).record_dry_run(version, method, route, at);
+                let mut live = self.live();
+                let counts = live.client(client);
+                counts.record_dry_run(version, method, route, at);
+                counts.record_elements(elements, UseKind::DryRun, at);
             }
             return false;
         }
@@ -72,6 +75,7 @@ impl Counting {
             operation: (retiring && matched).then_some((method, route)),
             exposures: request.exposures,
             usage: (deprecated || retiring).then_some(route),
+            elements,
             at,
         };
         self.live().client(client).record(&seen);
@@ -86,7 +90,7 @@ impl Counting {
         self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Rows counted and not yet written, pending batch included: (activity, usage).
+    /// Rows counted and not yet written, pending batch included: (activity, usage and elements).
     pub fn rows(&self) -> (usize, usize) {
         let (pa, pu) = self.pending().as_ref().map_or((0, 0), |b| b.rows());
         let (la, lu) = self.live().rows();
@@ -113,8 +117,9 @@ impl Counting {
             }
             pending.clone().expect("just set")
         };
-        let (activity, usage) = taken.rows_of_all();
-        let batch = Batch { id: taken.id, written_at: now, activity, usage, successors: successions.to_vec() };
+        let Rows { activity, usage, elements } = taken.rows_of_all();
+        let batch =
+            Batch { id: taken.id, written_at: now, activity, usage, elements, successors: successions.to_vec() };
         let written = store.add_batch(&batch).await?;
         if written == Written::Before {
             tracing::info!(batch = %taken.id, "a batch whose write went unanswered was written after all");

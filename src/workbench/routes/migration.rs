@@ -26,7 +26,7 @@ use crate::{
         context::RequestInfo,
         error::{ApiError, Kind},
     },
-    workbench::{Workbench, records::details_json},
+    workbench::{Workbench, elements::Used, records::details_json},
     workbench::{
         records::ClientRecord,
         view::{self, Versions},
@@ -38,8 +38,14 @@ pub struct MineQuery {
     version: Option<u16>,
 }
 
-/// One record as README "The migration workbench" shapes it.
-fn record_json(workbench: &Workbench, record: &ClientRecord, versions: &Versions, now: DateTime<Utc>) -> Value {
+/// One record as README "The migration workbench" shapes it; `used`: the client's own.
+fn record_json(
+    workbench: &Workbench,
+    record: &ClientRecord,
+    versions: &Versions,
+    used: Option<&[Used]>,
+    now: DateTime<Utc>,
+) -> Value {
     let (version, successor) = (versions.version, versions.successor.unwrap_or(versions.version));
     let lifecycle = workbench.registry.lifecycle(version).cloned().unwrap_or_default();
     let routes: Vec<Value> = record
@@ -78,6 +84,10 @@ fn record_json(workbench: &Workbench, record: &ClientRecord, versions: &Versions
     body.insert("lastDryRun".into(), json!(record.last_dry_run.map(stamp)));
     body.insert("brownoutRefusals".into(), json!(record.refusals));
     body.insert("routes".into(), Value::Array(routes));
+    // A client's own record lists the deprecated elements it used (README "Deprecating an element").
+    if let Some(used) = used {
+        body.insert("deprecations".into(), used.iter().map(Used::to_json).collect());
+    }
     Value::Object(body)
 }
 
@@ -95,7 +105,8 @@ pub async fn mine(
     let workbench = &workbench;
     let record =
         view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
-    Ok(Json(record_json(workbench, &record, &versions, now)))
+    let used = workbench.elements_used(&client).await.map_err(ApiError::from)?;
+    Ok(Json(record_json(workbench, &record, &versions, Some(&used), now)))
 }
 
 #[derive(Deserialize)]
@@ -193,7 +204,7 @@ pub async fn everyone(
         .records
         .iter()
         .map(|r| {
-            let mut record = record_json(workbench, r, &asked.versions, now);
+            let mut record = record_json(workbench, r, &asked.versions, None, now);
             record["notices"] = told(r);
             record
         })

@@ -8,7 +8,10 @@ use poem::{Request, Response};
 
 use crate::encoding::rfc3339_seconds as stamp;
 use crate::wire::error::{ApiError, Kind};
-use crate::workbench::guide::{Guide, GuideRoute};
+use crate::workbench::{
+    elements::Used,
+    guide::{Guide, GuideRoute, element_named},
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -69,6 +72,17 @@ fn as_is(route: &GuideRoute) -> &'static str {
     }
 }
 
+/// What one deprecated element's line says after its name: its use, its sunset, what to do.
+fn element_facts(used: &Used) -> (String, String) {
+    let d = &used.deprecation;
+    let sunset = match (d.sunset_at, used.days_left) {
+        (Some(at), Some(days)) => format!("removed at {} ({days} days left)", stamp(at)),
+        _ => "no removal announced yet".to_string(),
+    };
+    let facts = format!("{}, the last at {}; {sunset}.", requests(used.requests), stamp(used.last_used));
+    (facts, format!("Instead: {} {}", d.replacement, d.instruction))
+}
+
 pub fn markdown(guide: &Guide) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Migration guide: v{} to v{}\n", guide.from, guide.to);
@@ -106,6 +120,15 @@ pub fn markdown(guide: &Guide) -> String {
             }
             out.push('\n');
         }
+    }
+    if !guide.deprecations.is_empty() {
+        let _ = writeln!(out, "## Deprecated elements you use\n");
+        for used in &guide.deprecations {
+            let (facts, instead) = element_facts(used);
+            let named = element_named(&used.deprecation);
+            let _ = writeln!(out, "- **{named}** (`{}`): {facts} {instead}", used.deprecation.id);
+        }
+        out.push('\n');
     }
     out
 }
@@ -174,6 +197,22 @@ pub fn html(guide: &Guide) -> String {
             }
             out.push_str("</ul>\n");
         }
+    }
+    if !guide.deprecations.is_empty() {
+        out.push_str("<h2>Deprecated elements you use</h2>\n<ul>\n");
+        for used in &guide.deprecations {
+            let (facts, instead) = element_facts(used);
+            let d = &used.deprecation;
+            let _ = writeln!(
+                out,
+                "<li id=\"{id}\"><strong>{}</strong> (<code>{id}</code>): {} {}</li>",
+                escape(&element_named(d)),
+                escape(&facts),
+                escape(&instead),
+                id = escape(&d.id),
+            );
+        }
+        out.push_str("</ul>\n");
     }
     out.push_str("</body></html>\n");
     out

@@ -1,0 +1,37 @@
+-- Deprecated elements used per client (README "Deprecating an element"): each element, kind of
+-- request, client and UTC day with its requests and its first and last use. `kind` keeps dry
+-- runs, rehearsals and refusals apart from uses ('use', 'dry-run', 'rehearsal', 'refusal').
+CREATE TABLE element_usage (
+    deprecation TEXT        NOT NULL,
+    kind        TEXT        NOT NULL,
+    day         TEXT        NOT NULL,
+    tenant      TEXT        NOT NULL,
+    subject     TEXT        NOT NULL,
+    requests    INTEGER     NOT NULL,
+    first_used  INTEGER     NOT NULL,
+    last_used   INTEGER     NOT NULL,
+    PRIMARY KEY (deprecation, kind, day, tenant, subject)
+);
+-- A client's own question reads its rows of the last 90 days, whatever the element.
+CREATE INDEX element_usage_by_client ON element_usage (tenant, subject, day);
+
+-- Each client's uses of an element, ever, kept as the counts are written: an operator's
+-- question counts the clients of the last 30 days on an index, never every day's rows.
+CREATE TABLE element_clients (
+    deprecation TEXT        NOT NULL,
+    tenant      TEXT        NOT NULL,
+    subject     TEXT        NOT NULL,
+    requests    INTEGER     NOT NULL,
+    first_used  INTEGER     NOT NULL,
+    last_used   INTEGER     NOT NULL,
+    PRIMARY KEY (deprecation, tenant, subject)
+);
+CREATE INDEX element_clients_by_last_use ON element_clients (deprecation, last_used);
+
+-- Uses of each element per day, all clients together.
+CREATE TABLE element_days (
+    deprecation TEXT   NOT NULL,
+    day         TEXT   NOT NULL,
+    requests    INTEGER NOT NULL,
+    PRIMARY KEY (deprecation, day)
+);
