@@ -66,6 +66,8 @@ pub enum Rule {
     InternalAddress,
     /// A notice URL whose host resolves to no address.
     Unresolvable,
+    /// Deprecated inside its version and removed at its sunset.
+    Removed,
     Invalid,
 }
 

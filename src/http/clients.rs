@@ -22,6 +22,9 @@ pub enum CountedAs {
     Rehearsal,
     /// Answered 410 by a brownout.
     BrownoutRefusal,
+    /// Refused because it used a deprecated element past its sunset (or rehearsed that): a
+    /// request of its version, never a use of the element.
+    ElementRefusal,
 }
 
 /// One answered request, as the boundary tells the clients' records of it.

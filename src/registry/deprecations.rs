@@ -101,6 +101,11 @@ impl Deprecation {
     pub fn told_at(&self, now: DateTime<Utc>) -> bool {
         now >= self.deprecated_at && self.sunset_at.is_none_or(|sunset| now < sunset)
     }
+
+    /// Whether its sunset has come: a request that uses it is refused.
+    pub fn removed_at(&self, now: DateTime<Utc>) -> bool {
+        self.sunset_at.is_some_and(|sunset| now >= sunset)
+    }
 }
 
 /// The longest `replacement` and `instruction`, in characters.

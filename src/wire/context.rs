@@ -103,6 +103,8 @@ pub enum Refusal {
     Brownout,
     /// A client new to a version closed to new clients.
     NewClient,
+    /// A deprecated element past its sunset, or its removal rehearsed.
+    ElementRemoved,
 }
 
 impl RequestInfo {

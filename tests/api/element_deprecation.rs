@@ -15,7 +15,8 @@ use crate::harness::{
 crate::scenarios![
     declared_elements_are_announced_in_the_document_and_the_catalogue,
     only_requests_that_use_an_element_are_told,
-    the_clients_that_use_an_element_are_counted_once_and_shown_it
+    the_clients_that_use_an_element_are_counted_once_and_shown_it,
+    a_removed_element_is_refused_with_its_replacement_and_nothing_is_written
 ];
 
 fn declare(settings: &mut tandem::settings::Settings) {
@@ -226,11 +227,17 @@ async fn only_requests_that_use_an_element_are_told(backend: Backend) {
             )
         ]
     );
-    // Before an element's deprecation, and from its sunset on, nothing is told for it.
+    // Before an element's deprecation nothing is told for it; from its sunset on it is refused.
     clock.set("2026-05-01T00:00:00Z");
     assert_eq!(told(&app.get("/api/v2/users?page=0").await), [None, None, None]);
     clock.set("2027-03-01T00:00:00Z");
-    assert_eq!(told(&app.get("/api/v2/users?page=0").await), [None, None, None]);
+    let removed = app.get("/api/v2/users?page=0").await;
+    removed.assert_status(400);
+    assert_eq!(
+        told(&removed),
+        [Some("@1780272000"), Some("Mon, 01 Mar 2027 00:00:00 GMT"), Some(PAGING_LINK)],
+        "its removal is told as its deprecation was"
+    );
 }
 
 fn client(subject: &str) -> String {
@@ -358,4 +365,135 @@ async fn the_clients_that_use_an_element_are_counted_once_and_shown_it(backend: 
     assert_eq!(mine(&a, &bot, "/api/migration").await["deprecations"][0]["requests"], 3);
     clock.set("2027-05-05T12:00:00Z");
     assert_eq!(mine(&a, &bot, "/api/migration").await["deprecations"], json!([]));
+}
+
+fn declare_removed(settings: &mut tandem::settings::Settings) {
+    declare_used(settings);
+    let removed = |id: &str, operation: &str| tandem::settings::DeprecationSettings {
+        id: id.into(),
+        operation: operation.into(),
+        deprecated_at: "2026-06-01T00:00:00Z".into(),
+        sunset_at: Some("2027-03-01T00:00:00Z".into()),
+        replacement: format!("the replacement of {id}"),
+        instruction: "i".into(),
+        ..Default::default()
+    };
+    let declared = &mut settings.lifecycle_mut(2).deprecations.0;
+    declared.retain(|d| d.id != "age-patch");
+    declared.push(tandem::settings::DeprecationSettings {
+        field: Some("/age".into()),
+        ..removed("age-patch", "PATCH /api/v2/users/{id}")
+    });
+    declared.push(removed("no-deletes", "DELETE /api/v2/users/{id}"));
+}
+
+async fn a_removed_element_is_refused_with_its_replacement_and_nothing_is_written(backend: Backend) {
+    let clock = FixedClock::at("2027-02-01T12:00:00Z");
+    let app = backend.spawn_at(declare_removed, clock.clock()).await;
+    let bot = client("ci-bot");
+    let user = app.create_user_v2("Ada", "ada@example.com", 40).await;
+    let path = format!("/api/v2/users/{}", user["id"].as_str().unwrap());
+    let etag = app.get(&path).await.header("etag").unwrap().to_string();
+    let patch = |rehearse: bool| {
+        // The user is the admin's tenant's.
+        let mut request = app
+            .request(Method::PATCH, &path)
+            .header("content-type", "application/merge-patch+json")
+            .header("if-match", etag.clone())
+            .body(r#"{"age": 41, "name": "Ada L."}"#);
+        if rehearse {
+            request = request.header("x-api-sunset-rehearsal", "true");
+        }
+        send(request)
+    };
+    let delete = |rehearse: bool| {
+        // Deleting takes the admin role.
+        let mut request = app.request(Method::DELETE, &path);
+        if rehearse {
+            request = request.header("x-api-sunset-rehearsal", "true");
+        }
+        send(request)
+    };
+    let paging = |rehearse: bool| {
+        let mut request = app.client.get(app.url("/api/v2/users?page=0")).bearer_auth(&bot);
+        if rehearse {
+            request = request.header("x-api-sunset-rehearsal", "true");
+        }
+        send(request)
+    };
+    let problem = |reply: &crate::harness::Reply, status: u16, slug: &str, errors: Value, replacement: &str| {
+        reply.assert_status(status);
+        let body = reply.json();
+        assert_eq!(body["type"].as_str().map(|t| t.ends_with(&format!("/problems/{slug}"))), Some(true), "{body}");
+        assert!(body["detail"].as_str().unwrap().ends_with(&format!("instead: {replacement}")), "{body}");
+        let codes: Vec<Value> = body["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| json!({"pointer": e["pointer"], "parameter": e["parameter"], "code": e["code"]}))
+            .collect();
+        assert_eq!(Value::Array(codes), errors, "{body}");
+    };
+    let age_removed = json!([{"pointer": "/age", "parameter": null, "code": "removed"}]);
+    let page_removed = json!([{"pointer": null, "parameter": "page", "code": "removed"}]);
+    // Rehearsed before the sunset: the answer it will get, and nothing written.
+    let rehearsed = patch(true).await;
+    problem(&rehearsed, 400, "element-removed", age_removed.clone(), "the replacement of age-patch");
+    assert_eq!(
+        rehearsed.header("link"),
+        Some("</docs/v2/deprecations#age-patch>; rel=\"deprecation\"; type=\"text/html\"")
+    );
+    problem(&delete(true).await, 410, "operation-removed", json!([]), "the replacement of no-deletes");
+    problem(&paging(true).await, 400, "element-removed", page_removed.clone(), "the cursor parameter");
+    assert_eq!(app.get(&path).await.json()["age"], 40, "a rehearsal writes nothing");
+    // Without the header, served as before.
+    paging(false).await.assert_status(200);
+
+    // From the sunset on, refused for real; the user is neither changed nor deleted.
+    clock.set("2027-03-01T00:00:00Z");
+    let refused = patch(false).await;
+    problem(&refused, 400, "element-removed", age_removed, "the replacement of age-patch");
+    assert_eq!(refused.header("deprecation"), Some("@1780272000"));
+    assert_eq!(refused.header("sunset"), Some("Mon, 01 Mar 2027 00:00:00 GMT"));
+    let gone = delete(false).await;
+    problem(&gone, 410, "operation-removed", json!([]), "the replacement of no-deletes");
+    assert_eq!(
+        gone.header("link"),
+        Some("</docs/v2/deprecations#no-deletes>; rel=\"deprecation\"; type=\"text/html\"")
+    );
+    problem(&paging(false).await, 400, "element-removed", page_removed, "the cursor parameter");
+    let stored = app.get(&path).await;
+    stored.assert_status(200);
+    assert_eq!((stored.json()["age"].clone(), stored.json()["name"].clone()), (json!(40), json!("Ada")));
+    // A request that uses no removed element is served as before.
+    let rename = app
+        .request(Method::PATCH, &path)
+        .header("content-type", "application/merge-patch+json")
+        .header("if-match", stored.header("etag").unwrap())
+        .body(r#"{"name": "Ada L."}"#);
+    send(rename).await.assert_status(200);
+    as_client(&app, &bot, Method::GET, "/api/v2/users?size=5", None).await.assert_status(200);
+    // The problem types have their pages.
+    for slug in ["element-removed", "operation-removed"] {
+        app.get(&format!("/problems/{slug}")).await.assert_status(200);
+    }
+
+    // v1 answers in its own error shape.
+    clock.set("2027-04-01T00:00:00Z");
+    let v1 = send(app.client.get(app.url("/api/v1/users?page=0")).bearer_auth(&bot)).await;
+    v1.assert_status(400);
+    let body = v1.json();
+    assert_eq!((body["status"].clone(), body["errors"][0]["parameter"].clone()), (json!(400), json!("page")), "{body}");
+    assert_eq!(body["errors"][0]["code"], "removed", "{body}");
+
+    // Refusals and rehearsals are never uses: the client's record counts the one request served.
+    app.counts_written().await;
+    let listed = mine(&app, &bot, "/api/migration").await["deprecations"].clone();
+    let ids: Vec<(&str, u64)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["id"].as_str().unwrap(), d["requests"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ids, [("offset-paging", 1)]);
 }

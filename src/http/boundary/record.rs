@@ -45,6 +45,7 @@ pub fn record(
         Some(Refusal::NewClient) => None,
         Some(Refusal::Rehearsal) => Some(CountedAs::Rehearsal),
         Some(Refusal::Brownout) => Some(CountedAs::BrownoutRefusal),
+        Some(Refusal::ElementRemoved) => Some(CountedAs::ElementRefusal),
         None => Some(CountedAs::Request),
     };
     let elements: Vec<Arc<str>> = match info.elements.get() {

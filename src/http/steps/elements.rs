@@ -2,16 +2,23 @@
 //! found by the route it matched: a request whose operation declares none looks at nothing
 //! more. Its body is read here only when its operation has a deprecated field, and put back
 //! for the handler as it came. Written on the request's `RequestInfo` for the boundary, which
-//! tells them in the answer's headers.
+//! tells them in the answer's headers. One past its sunset (or any, when the client rehearses
+//! the sunset) refuses the request before its handler: nothing is written.
 
 use chrono::{DateTime, Utc};
 use poem::{Body, Request};
 use serde_json::Value;
 
+use super::{Refused, lifecycle::REHEARSAL_HEADER};
 use crate::{
+    core::fields::{FieldError, Rule},
     http::Layers,
-    registry::deprecations::{Element, Sent},
-    wire::{context::RequestInfo, error::ApiError, payload},
+    registry::deprecations::{Deprecation, Element, Sent},
+    wire::{
+        context::{Refusal, RequestInfo},
+        error::{ApiError, Kind},
+        payload,
+    },
 };
 
 pub async fn find(
@@ -20,12 +27,12 @@ pub async fn find(
     info: &RequestInfo,
     (version, declared): (u16, &[u16]),
     now: DateTime<Utc>,
-) -> Result<(), ApiError> {
+) -> Result<(), Refused> {
     let registry = &layers.registry;
-    let told: Vec<(u16, &_)> = declared
+    let told: Vec<(u16, &Deprecation)> = declared
         .iter()
         .filter_map(|i| registry.element(version, *i).map(|d| (*i, d)))
-        .filter(|(_, d)| d.told_at(now))
+        .filter(|(_, d)| d.told_at(now) || d.removed_at(now))
         .collect();
     if told.is_empty() {
         return Ok(());
@@ -42,9 +49,27 @@ pub async fn find(
         false => None,
     };
     let sent = Sent { query: req.uri().query(), body: body.as_ref(), json_patch };
-    let used: Box<[u16]> = told.iter().filter(|(_, d)| d.used_by(&sent)).map(|(i, _)| *i).collect();
-    if !used.is_empty() {
-        let _ = info.elements.set(used);
+    let used: Vec<&(u16, &Deprecation)> = told.iter().filter(|(_, d)| d.used_by(&sent)).collect();
+    if used.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let _ = info.elements.set(used.iter().map(|(i, _)| *i).collect());
+    let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
+    match used.iter().find(|(_, d)| rehearsal || d.removed_at(now)) {
+        Some((_, removed)) => Err(Refused { error: removal(removed), refusal: Some(Refusal::ElementRemoved) }),
+        None => Ok(()),
+    }
+}
+
+/// The answer to a request that uses `removed`: 410 for an operation; 400 naming the
+/// parameter or the field's pointer; the replacement in the detail.
+fn removal(removed: &Deprecation) -> ApiError {
+    let (kind, errors) = match &removed.element {
+        Element::Operation | Element::ResponseField(_) => (Kind::OperationRemoved, Vec::new()),
+        Element::Parameter(name) => (Kind::ElementRemoved, vec![FieldError::parameter(name, Rule::Removed)]),
+        Element::Field(pointer) => (Kind::ElementRemoved, vec![FieldError::at_pointer(pointer.clone(), Rule::Removed)]),
+    };
+    let mut error = ApiError::new(kind).with_detail(removed.replacement.clone());
+    error.errors = errors;
+    error
 }

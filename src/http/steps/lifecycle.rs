@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// `X-API-Sunset-Rehearsal: true` answers as the version will after its sunset.
-const REHEARSAL_HEADER: HeaderName = HeaderName::from_static("x-api-sunset-rehearsal");
+pub(super) const REHEARSAL_HEADER: HeaderName = HeaderName::from_static("x-api-sunset-rehearsal");
 
 /// A request turned away before it was asked for a token: a valid one still tells the
 /// workbench who it was.

@@ -79,6 +79,7 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::HttpsRequired => "https_required",
         Rule::InternalAddress => "internal_address",
         Rule::Unresolvable => "unresolvable",
+        Rule::Removed => "removed",
         Rule::Invalid => "invalid",
     }
 }
@@ -185,6 +186,9 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
                 "nennt einen Host ohne Adresse",
                 "nomme un hôte qui ne se résout en aucune adresse",
             ))
+            .into(),
+        Rule::Removed => lang
+            .pick(("was removed at its sunset", "wurde zum Abschaltdatum entfernt", "a été retiré à sa date de retrait"))
             .into(),
         Rule::Invalid => lang.pick(("is invalid", "ist ungültig", "n'est pas valide")).into(),
     }

@@ -25,6 +25,10 @@ pub enum Kind {
     ApiVersionClosed,
     /// An acknowledgement of a sunset date that is not the version's current one.
     SunsetNotCurrent,
+    /// An operation deprecated inside its version, past its sunset (or rehearsed).
+    OperationRemoved,
+    /// A parameter or field deprecated inside its version, past its sunset (or rehearsed).
+    ElementRemoved,
     PreconditionFailed,
     PayloadTooLarge,
     UriTooLong,
@@ -40,7 +44,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 30] = [
+    pub const ALL: [Kind; 32] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -59,6 +63,8 @@ impl Kind {
         Kind::ApiVersionSunset,
         Kind::ApiVersionClosed,
         Kind::SunsetNotCurrent,
+        Kind::OperationRemoved,
+        Kind::ElementRemoved,
         Kind::PreconditionFailed,
         Kind::PayloadTooLarge,
         Kind::UriTooLong,
@@ -91,6 +97,8 @@ impl Kind {
             Kind::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::ApiVersionSunset | Kind::ApiVersionClosed => StatusCode::GONE,
             Kind::SunsetNotCurrent => StatusCode::CONFLICT,
+            Kind::OperationRemoved => StatusCode::GONE,
+            Kind::ElementRemoved => StatusCode::BAD_REQUEST,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::UriTooLong => StatusCode::URI_TOO_LONG,
@@ -124,6 +132,8 @@ impl Kind {
             Kind::ApiVersionSunset => "api-version-sunset",
             Kind::ApiVersionClosed => "api-version-closed",
             Kind::SunsetNotCurrent => "sunset-not-current",
+            Kind::OperationRemoved => "operation-removed",
+            Kind::ElementRemoved => "element-removed",
             Kind::PreconditionFailed => "precondition-failed",
             Kind::PayloadTooLarge => "payload-too-large",
             Kind::UriTooLong => "uri-too-long",
@@ -174,6 +184,10 @@ impl Kind {
             ),
             Kind::SunsetNotCurrent => {
                 ("Sunset date not current", "Abschaltdatum nicht aktuell", "Date de retrait non actuelle")
+            }
+            Kind::OperationRemoved => ("Operation removed", "Operation entfernt", "Opération retirée"),
+            Kind::ElementRemoved => {
+                ("Parameter or field removed", "Parameter oder Feld entfernt", "Paramètre ou champ retiré")
             }
             Kind::PreconditionFailed => {
                 ("Precondition failed", "Vorbedingung fehlgeschlagen", "Échec de la précondition")
@@ -276,6 +290,16 @@ impl Kind {
                 "The version's sunset is now {}; acknowledge that date",
                 "Das Abschaltdatum der Version ist jetzt {}; bitte dieses Datum bestätigen",
                 "La date de retrait de la version est désormais {} ; confirmez cette date",
+            ),
+            Kind::OperationRemoved => (
+                "This operation was removed at its sunset (see the Link header); instead: {}",
+                "Diese Operation wurde zu ihrem Abschaltdatum entfernt (siehe Link-Header); stattdessen: {}",
+                "Cette opération a été retirée à sa date de retrait (voir l'en-tête Link) ; à la place : {}",
+            ),
+            Kind::ElementRemoved => (
+                "The request sends what was removed at its sunset (see the Link header); instead: {}",
+                "Die Anfrage sendet, was zum Abschaltdatum entfernt wurde (siehe Link-Header); stattdessen: {}",
+                "La requête envoie ce qui a été retiré à sa date de retrait (voir l'en-tête Link) ; à la place : {}",
             ),
             Kind::PreconditionFailed => (
                 "The resource does not match If-Match",

@@ -82,7 +82,7 @@ impl ClientCounts {
         let kind = match counted_as {
             CountedAs::Request => UseKind::Use,
             CountedAs::Rehearsal => UseKind::Rehearsal,
-            CountedAs::BrownoutRefusal => UseKind::Refusal,
+            CountedAs::BrownoutRefusal | CountedAs::ElementRefusal => UseKind::Refusal,
         };
         self.record_elements(seen.elements, kind, at);
         let cell = self.versions.entry(version).or_default();
@@ -93,6 +93,7 @@ impl ClientCounts {
                 return;
             }
             CountedAs::BrownoutRefusal => cell.refusals += 1,
+            CountedAs::ElementRefusal => {}
             CountedAs::Request => cell.first_request = Some(cell.first_request.map_or(at, |first| first.min(at))),
         }
         cell.requests += 1;
