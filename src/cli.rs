@@ -62,12 +62,16 @@ enum Command {
     /// Print the effective settings as TOML, each with where its value came from; exit non-zero
     /// with `serve`'s message when they cannot start. Connects to nothing.
     Config,
-    /// Whether version N can be turned off without breaking a client that called it within the
-    /// window, from the database the settings name: exit 0 when ready, 1 when not, 2 when it
-    /// cannot tell (README "Deciding a sunset").
+    /// Whether version N (or one element deprecated inside a version) can be turned off
+    /// without breaking a client that called it (used it) within the window, from the database
+    /// the settings name: exit 0 when ready, 1 when not, 2 when it cannot tell (README
+    /// "Deciding a sunset", "Deprecating an element").
     SunsetCheck {
+        #[arg(long, required_unless_present = "deprecation", conflicts_with = "deprecation")]
+        version: Option<u16>,
+        /// The id of an element deprecated inside its version, in place of `--version`.
         #[arg(long)]
-        version: u16,
+        deprecation: Option<String>,
         /// Days looked back over, today included (1 to 90).
         #[arg(long, default_value_t = crate::workbench::readiness::DEFAULT_WINDOW)]
         window: u32,
@@ -133,8 +137,8 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Command::SunsetCheck { version, window, format } = command {
-        return runtime.block_on(sunset_check(settings, version, window, format));
+    if let Command::SunsetCheck { version, deprecation, window, format } = command {
+        return runtime.block_on(sunset_check(settings, (version, deprecation), window, format));
     }
     let result = runtime.block_on(run(command, settings, traces));
     telemetry::flush();
@@ -219,29 +223,50 @@ async fn run(command: Command, settings: Settings, traces: Option<ExportSettings
     }
 }
 
-/// `tandem sunset-check`: the readiness answer, from the database alone; 2 with the reason on
-/// stderr when it cannot tell.
-async fn sunset_check(settings: Settings, version: u16, window: u32, format: ReportFormat) -> ExitCode {
+/// `tandem sunset-check`: the readiness answer of a version or of one deprecated element, from
+/// the database alone; 2 with the reason on stderr when it cannot tell.
+async fn sunset_check(
+    settings: Settings,
+    (version, deprecation): (Option<u16>, Option<String>),
+    window: u32,
+    format: ReportFormat,
+) -> ExitCode {
+    use crate::workbench::readiness::{self, Question, element};
     let answer = async {
         let registry = crate::registry::Registry::new(&crate::versions::all(), &settings.lifecycle)?;
         let store = store::connect(connection(&settings.database), None, false).await?;
         let now = chrono::Utc::now();
-        use crate::workbench::readiness::{self, Question};
         let limit = match format {
             ReportFormat::Text => readiness::REPORTED,
             ReportFormat::Json => crate::workbench::routes::page::DEFAULT_LIMIT,
         };
-        let answer =
-            readiness::answer(store.as_ref(), None, &registry, Question { version, window, limit, now }).await?;
-        answer.map_err(|why| anyhow::anyhow!("{why}"))
+        let cannot_tell = |why: &dyn std::fmt::Display| anyhow::anyhow!("{why}");
+        // (the answer as JSON, as text, whether it is ready)
+        let told: (String, String, bool) = match (version, deprecation.as_deref()) {
+            (_, Some(id)) => {
+                let question = element::Question { deprecation: id, window, limit, now };
+                let answer = element::answer(store.as_ref(), None, &registry, question).await?;
+                let answer = answer.map_err(|why| cannot_tell(&why))?;
+                (serde_json::to_string(&answer)?, element::report(&answer), answer.ready)
+            }
+            (version, None) => {
+                let version = version.ok_or_else(|| anyhow::anyhow!("name --version or --deprecation"))?;
+                let answer =
+                    readiness::answer(store.as_ref(), None, &registry, Question { version, window, limit, now })
+                        .await?;
+                let answer = answer.map_err(|why| cannot_tell(&why))?;
+                (serde_json::to_string(&answer)?, readiness::report(&answer), answer.ready)
+            }
+        };
+        anyhow::Ok(told)
     };
     match answer.await {
-        Ok(answer) => {
+        Ok((json, text, ready)) => {
             match format {
-                ReportFormat::Json => println!("{}", serde_json::to_string(&answer).expect("an answer serializes")),
-                ReportFormat::Text => print!("{}", crate::workbench::readiness::report(&answer)),
+                ReportFormat::Json => println!("{json}"),
+                ReportFormat::Text => print!("{text}"),
             }
-            if answer.ready { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if ready { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(err) => {
             eprintln!("tandem sunset-check: cannot tell: {err:#}");

@@ -35,3 +35,15 @@ CREATE TABLE element_days (
     requests    INTEGER NOT NULL,
     PRIMARY KEY (deprecation, day)
 );
+
+-- A client's owners accepting an element's sunset date; a moved sunset leaves it for the old
+-- date, which no longer counts.
+CREATE TABLE element_acknowledgements (
+    deprecation      TEXT    NOT NULL,
+    tenant           TEXT    NOT NULL,
+    subject          TEXT    NOT NULL,
+    sunset_at        INTEGER NOT NULL,
+    acknowledged_at  INTEGER NOT NULL,
+    PRIMARY KEY (deprecation, tenant, subject)
+);
+CREATE INDEX element_acknowledgements_by_date ON element_acknowledgements (deprecation, sunset_at);

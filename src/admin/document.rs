@@ -297,6 +297,36 @@ pub fn get_admin_deprecations(_: &Context) -> Value {
     "responses": {"200": answer("Deprecations in use", Some(object(json!({"deprecations": {"type": "array", "items": element}}), &["deprecations"])))}})
 }
 
+/// `GET /admin/deprecations/:id/readiness`.
+pub fn get_admin_deprecations_id_readiness(_: &Context) -> Value {
+    let client = object(
+        json!({"tenant": string(), "subject": string(), "requests": {"type": "integer"}, "lastUsed": time(),
+               "acknowledged": {"type": "boolean"}}),
+        &["tenant", "subject", "requests", "lastUsed", "acknowledged"],
+    );
+    let day = object(
+        json!({"day": {"type": "string", "format": "date"}, "requests": {"type": "integer"}}),
+        &["day", "requests"],
+    );
+    json!({"summary": "Whether an element deprecated inside its version can be removed without breaking a client that used it within the window.",
+    "tags": ["migration"],
+    "parameters": [{"name": "id", "in": "path", "required": true, "schema": string()},
+        {"name": "window", "in": "query", "required": false, "description": "Days, today included (default 7).",
+         "schema": {"type": "integer", "minimum": 1, "maximum": 90}},
+        {"name": "limit", "in": "query", "required": false,
+         "description": "Blocking clients listed, the busiest first (default 100); clients counts them all.",
+         "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
+    "responses": {"200": answer("The verdict", Some(object(
+        json!({"deprecation": string(), "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
+               "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
+               "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"},
+                   "acknowledged": {"type": "integer"}}), &["seen", "blocking", "acknowledged"]),
+               "requestsPerDay": {"type": "array", "items": day},
+               "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))}),
+        &["deprecation", "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"]))),
+        "400": validation(), "404": answer("No such deprecation", None)}})
+}
+
 /// The version the migration tools describe when none is named.
 const DESCRIBED: &str = "Default: the oldest version with an announced deprecation that a newer one follows.";
 

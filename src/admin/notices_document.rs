@@ -78,14 +78,16 @@ pub fn get_api_migration_notices_deliveries(_: &Context) -> Value {
 
 /// `PUT /api/migration/acknowledgement`.
 pub fn put_api_migration_acknowledgement(_: &Context) -> Value {
-    json!({"summary": "Records that the caller's owners accept a version's current sunset date (shown in readiness).",
+    json!({"summary": "Records that the caller's owners accept the current sunset date of a version, or of an element deprecated inside its version (shown in readiness).",
     "tags": ["notices"],
-    "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["version", "sunsetAt"],
-        "properties": {"version": {"type": "integer"}, "sunsetAt": time()}})),
+    "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["sunsetAt"],
+        "description": "Exactly one of version and deprecation.",
+        "properties": {"version": {"type": "integer"}, "deprecation": string(), "sunsetAt": time()}})),
     "responses": {"200": answer("The acknowledgement", Some(object(
-        json!({"version": {"type": "integer"}, "sunsetAt": time(), "tenant": string(), "subject": string(), "acknowledgedAt": time()}),
+        json!({"version": {"type": "integer"}, "deprecation": string(), "sunsetAt": time(), "tenant": string(),
+               "subject": string(), "acknowledgedAt": time()}),
         &["version", "sunsetAt", "tenant", "subject", "acknowledgedAt"]))),
-        "400": validation(), "409": answer("Not the version's current sunset", None)}})
+        "400": validation(), "409": answer("Not the current sunset", None)}})
 }
 
 /// `GET /admin/tenants/:tenant/notices`.

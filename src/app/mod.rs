@@ -152,6 +152,11 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
             Admin,
             vec![(M::GET, boxed(crate::deprecations::usage::all), Some(d::get_admin_deprecations))],
         ),
+        fixed(
+            "/admin/deprecations/:id/readiness",
+            Admin,
+            vec![(M::GET, boxed(readiness::of_deprecation), Some(d::get_admin_deprecations_id_readiness))],
+        ),
         fixed("/admin/audit", Admin, vec![(M::GET, boxed(steering::audit), Some(d::get_admin_audit))]),
         fixed(document::PATH, Public, vec![(M::GET, boxed(public::operations_document), None)]),
         fixed(

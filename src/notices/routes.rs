@@ -311,8 +311,19 @@ pub async fn all(notices: Data<&Arc<Notices>>, query: Query<ListQuery>) -> poem:
     list(&notices, NoticeFilter { tenant: query.tenant.clone(), subject: None, status }, &query).await
 }
 
+/// 409 `sunset-not-current`, naming the current sunset, unless `asked` is it.
+fn refuse_unless_current(current: Option<DateTime<Utc>>, asked: DateTime<Utc>) -> Result<(), ApiError> {
+    if current == Some(asked) {
+        return Ok(());
+    }
+    let said = current.map_or_else(|| "not set".to_string(), stamp);
+    Err(ApiError::new(Kind::SunsetNotCurrent).with_member("sunsetAt", current.map(stamp)).with_detail(said))
+}
+
 /// `PUT /api/migration/acknowledgement {"version": N, "sunsetAt": "<the current sunset>"}`: the
-/// caller's owners accept that date. 409 when it is not the version's current sunset.
+/// caller's owners accept that date; `{"deprecation": "<id>", "sunsetAt"}` the same for an
+/// element deprecated inside its version (answered with the element's version). 409 when it is
+/// not the current sunset.
 #[handler]
 pub async fn acknowledge(
     notices: Data<&Arc<Notices>>,
@@ -321,11 +332,42 @@ pub async fn acknowledge(
 ) -> poem::Result<Json<Value>> {
     let value = read_strict_json(body).await?;
     let mut reader = ObjectReader::new(&value).map_err(|e| ApiError::validation(vec![e]))?;
-    reader.deny_unknown(&["version", "sunsetAt"]);
+    reader.deny_unknown(&["version", "deprecation", "sunsetAt"]);
     let version = reader.integer("version");
+    let deprecation = reader.string("deprecation");
     let sunset = reader.string("sunsetAt");
     let mut errors = reader.into_errors();
-    let lineup = notices.workbench.registry.lineup();
+    let sunset_at = match sunset {
+        Some(raw) => DateTime::parse_from_rfc3339(&raw).map(|t| t.with_timezone(&Utc)).ok().or_else(|| {
+            errors.push(FieldError::body("sunsetAt", Rule::Invalid));
+            None
+        }),
+        None => {
+            required(&mut errors, "sunsetAt");
+            None
+        }
+    };
+    let registry = &notices.workbench.registry;
+    if let Some(id) = deprecation {
+        if version.is_some() {
+            errors.push(FieldError::body("version", Rule::UnknownField));
+        }
+        let declared = registry.deprecation(&id);
+        if declared.is_none() {
+            let ids: Vec<&str> = registry.declared().map(|d| &*d.id).collect();
+            errors.push(FieldError::body("deprecation", Rule::OneOf(ids.join(", "))));
+        }
+        let (Some(declared), Some(sunset_at), true) = (declared, sunset_at, errors.is_empty()) else {
+            return Err(ApiError::validation(errors).into());
+        };
+        refuse_unless_current(declared.sunset_at, sunset_at)?;
+        let client = caller.client();
+        let now = notices.now();
+        notices.store().acknowledge_element(&id, &client, sunset_at, now).await.map_err(ApiError::from)?;
+        return Ok(Json(json!({"version": declared.version, "deprecation": id, "sunsetAt": stamp(sunset_at),
+                              "tenant": client.tenant, "subject": client.subject, "acknowledgedAt": stamp(now)})));
+    }
+    let lineup = registry.lineup();
     let retiring: Vec<u16> = lineup.numbers().filter(|v| lineup.retiring(*v)).collect();
     let version = match version {
         Some(v) => u16::try_from(v).ok().filter(|v| retiring.contains(v)).or_else(|| {
@@ -338,25 +380,10 @@ pub async fn acknowledge(
             None
         }
     };
-    let sunset_at = match sunset {
-        Some(raw) => DateTime::parse_from_rfc3339(&raw).map(|t| t.with_timezone(&Utc)).ok().or_else(|| {
-            errors.push(FieldError::body("sunsetAt", Rule::Invalid));
-            None
-        }),
-        None => {
-            required(&mut errors, "sunsetAt");
-            None
-        }
-    };
     let (Some(version), Some(sunset_at), true) = (version, sunset_at, errors.is_empty()) else {
         return Err(ApiError::validation(errors).into());
     };
-    let current = lineup.lifecycle(version).and_then(|l| l.sunset_at);
-    if current != Some(sunset_at) {
-        let said = current.map_or_else(|| "not set".to_string(), stamp);
-        let error = ApiError::new(Kind::SunsetNotCurrent).with_member("sunsetAt", current.map(stamp));
-        return Err(error.with_detail(said).into());
-    }
+    refuse_unless_current(lineup.lifecycle(version).and_then(|l| l.sunset_at), sunset_at)?;
     let client = caller.client();
     let now = notices.now();
     notices.store().acknowledge(version, &client, sunset_at, now).await.map_err(ApiError::from)?;

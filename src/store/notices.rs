@@ -321,4 +321,33 @@ impl<S: RowStore> NoticeStore for S {
         })
         .await
     }
+
+    async fn acknowledge_element(
+        &self,
+        deprecation: &str,
+        client: &Client,
+        sunset_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let upsert = Statement::new(
+            format!(
+                "{} ON CONFLICT (deprecation, tenant, subject) DO UPDATE SET sunset_at = $4, acknowledged_at = $5",
+                insert("element_acknowledgements", "deprecation, tenant, subject, sunset_at, acknowledged_at")
+            ),
+            [text(deprecation), text(&client.tenant), text(&client.subject), time(sunset_at), time(at)],
+        );
+        self.write_all(&[upsert], Bound::Call).await.map(drop)
+    }
+
+    async fn element_acknowledgements(&self, deprecation: &str, sunset_at: DateTime<Utc>) -> StoreResult<Vec<Client>> {
+        let statement = Statement::new(
+            "SELECT tenant, subject FROM element_acknowledgements WHERE deprecation = $1 AND sunset_at = $2 \
+             ORDER BY tenant, subject",
+            [text(deprecation), time(sunset_at)],
+        );
+        read(self, statement, |r| {
+            Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
+        })
+        .await
+    }
 }

@@ -8,7 +8,7 @@ use reqwest::Method;
 use crate::harness::{
     Backend, TestApp,
     app::{FixedClock, test_settings},
-    send,
+    binary, send,
     tokens::{self, now},
 };
 
@@ -16,7 +16,8 @@ crate::scenarios![
     declared_elements_are_announced_in_the_document_and_the_catalogue,
     only_requests_that_use_an_element_are_told,
     the_clients_that_use_an_element_are_counted_once_and_shown_it,
-    a_removed_element_is_refused_with_its_replacement_and_nothing_is_written
+    a_removed_element_is_refused_with_its_replacement_and_nothing_is_written,
+    an_elements_readiness_names_who_blocks_and_gates_a_pipeline
 ];
 
 fn declare(settings: &mut tandem::settings::Settings) {
@@ -496,4 +497,129 @@ async fn a_removed_element_is_refused_with_its_replacement_and_nothing_is_writte
         .map(|d| (d["id"].as_str().unwrap(), d["requests"].as_u64().unwrap()))
         .collect();
     assert_eq!(ids, [("offset-paging", 1)]);
+}
+
+/// Two elements of v2 with a sunset far ahead, as `TANDEM_V2_DEPRECATIONS` spells them.
+const FAR_SUNSET: &str = r#"[
+  {"id": "offset-paging", "operation": "GET /api/v2/users", "parameter": "page",
+   "deprecatedAt": "2026-01-01T00:00:00Z", "sunsetAt": "2099-01-01T00:00:00Z",
+   "replacement": "the cursor parameter", "instruction": "i"},
+  {"id": "age-input", "operation": "POST /api/v2/users", "field": "/age",
+   "deprecatedAt": "2026-01-01T00:00:00Z", "sunsetAt": "2099-01-01T00:00:00Z",
+   "replacement": "r", "instruction": "i"}
+]"#;
+
+async fn an_elements_readiness_names_who_blocks_and_gates_a_pipeline(backend: Backend) {
+    // On the real clock, as the command reads it.
+    let app = backend
+        .spawn_with(|s| {
+            let entries: Vec<tandem::settings::DeprecationSettings> = serde_json::from_str(FAR_SUNSET).unwrap();
+            s.lifecycle_mut(2).deprecations.0 = entries;
+        })
+        .await;
+    let (bot, web) = (client("ci-bot"), client("web"));
+    for token in [&bot, &bot, &web] {
+        as_client(&app, token, Method::GET, "/api/v2/users?page=0", None).await.assert_status(200);
+    }
+    as_client(&app, &client("quiet"), Method::GET, "/api/v2/users", None).await.assert_status(200);
+
+    // web's owners accept the element's sunset; a wrong date, an unknown id or both targets are refused.
+    let ack = |token: &String, body: Value| {
+        let token = token.clone();
+        let app = &app;
+        async move { as_client(app, &token, Method::PUT, "/api/migration/acknowledgement", Some(body)).await }
+    };
+    let accepted = ack(&web, json!({"deprecation": "offset-paging", "sunsetAt": "2099-01-01T00:00:00Z"})).await;
+    accepted.assert_status(200);
+    assert_eq!(
+        (
+            accepted.json()["deprecation"].clone(),
+            accepted.json()["sunsetAt"].clone(),
+            accepted.json()["subject"].clone()
+        ),
+        (json!("offset-paging"), json!("2099-01-01T00:00:00Z"), json!("web"))
+    );
+    let moved = ack(&bot, json!({"deprecation": "offset-paging", "sunsetAt": "2098-01-01T00:00:00Z"})).await;
+    moved.assert_status(409);
+    assert_eq!(moved.json()["sunsetAt"], "2099-01-01T00:00:00Z");
+    let unknown = ack(&bot, json!({"deprecation": "nothing-such", "sunsetAt": "2099-01-01T00:00:00Z"})).await;
+    assert_eq!(unknown.error_codes(), vec![("/deprecation".to_string(), "one_of".to_string())], "{}", unknown.text);
+    let both =
+        ack(&bot, json!({"version": 1, "deprecation": "offset-paging", "sunsetAt": "2099-01-01T00:00:00Z"})).await;
+    assert_eq!(both.error_codes(), vec![("/version".to_string(), "unknown_field".to_string())], "{}", both.text);
+
+    let readiness = app.get("/admin/deprecations/offset-paging/readiness?window=7").await;
+    readiness.assert_status(200);
+    let answer = readiness.json();
+    let today = chrono::Utc::now().date_naive();
+    assert_eq!(
+        (answer["deprecation"].clone(), answer["sunsetAt"].clone(), answer["window"].clone(), answer["ready"].clone()),
+        (json!("offset-paging"), json!("2099-01-01T00:00:00Z"), json!(7), json!(false))
+    );
+    let blocking: Vec<(String, u64, bool)> = answer["blocking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (b["subject"].as_str().unwrap().to_string(), b["requests"].as_u64().unwrap(), b["acknowledged"] == true)
+        })
+        .collect();
+    assert_eq!(blocking, [("ci-bot".to_string(), 2, false), ("web".to_string(), 1, true)]);
+    assert_eq!(answer["clients"], json!({"seen": 2, "blocking": 2, "acknowledged": 1}));
+    let days = answer["requestsPerDay"].as_array().unwrap();
+    assert_eq!(days.len(), 7);
+    assert_eq!(days[6], json!({"day": today.to_string(), "requests": 3}));
+    assert_eq!(
+        app.get("/admin/deprecations/offset-paging/readiness?limit=1").await.json()["blocking"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    app.get("/admin/deprecations/nothing-such/readiness").await.assert_status(404);
+    let bad = app.get("/admin/deprecations/offset-paging/readiness?window=0").await;
+    assert_eq!(bad.error_codes(), vec![("window".to_string(), "invalid".to_string())], "{}", bad.text);
+    let unused = app.get("/admin/deprecations/age-input/readiness").await.json();
+    assert_eq!((unused["ready"].clone(), unused["clients"]["seen"].clone()), (json!(true), json!(0)));
+
+    // The gate, from the database alone, with the declarations in the environment.
+    app.counts_written().await;
+    let dir = tempfile::tempdir().unwrap();
+    let check = |args: &[&str]| {
+        let mut all = vec!["sunset-check"];
+        all.extend_from_slice(args);
+        let env = [
+            ("TANDEM_DATABASE_URL", Some(app.database_url.as_str())),
+            ("TANDEM_JWT_SECRET", Some(tokens::SECRET)),
+            ("TANDEM_V2_DEPRECATIONS", Some(FAR_SUNSET)),
+        ];
+        let output = binary::run(dir.path(), &all, &env);
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        (output.status.code(), text(output.stdout), text(output.stderr))
+    };
+    let (code, stdout, stderr) = check(&["--deprecation", "offset-paging"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("offset-paging is NOT ready to remove: 2 client(s) used it in the last 7 days.\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 of them acknowledged the sunset date.") && stdout.contains("  acme/ci-bot: 2 requests"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = check(&["--deprecation", "offset-paging", "--format", "json"]);
+    assert_eq!(code, Some(1));
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((json["clients"]["blocking"].clone(), json["blocking"][0]["requests"].clone()), (json!(2), json!(2)));
+    let (code, stdout, _) = check(&["--deprecation", "age-input"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "age-input is ready to remove: no client used it in the last 7 days.\nSunset: 2099-01-01T00:00:00Z ("
+        ),
+        "{stdout}"
+    );
+    let (code, _, stderr) = check(&["--deprecation", "nothing-such"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot tell: no version declares such a deprecation"), "{stderr}");
 }

@@ -184,4 +184,16 @@ pub trait NoticeStore: Send + Sync {
 
     /// Every client that accepted `sunset_at` for `version`.
     async fn acknowledgements(&self, version: u16, sunset_at: DateTime<Utc>) -> StoreResult<Vec<Client>>;
+
+    /// Records that `client`'s owners accept `sunset_at` for the deprecated element `deprecation`.
+    async fn acknowledge_element(
+        &self,
+        deprecation: &str,
+        client: &Client,
+        sunset_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()>;
+
+    /// Every client that accepted `sunset_at` for the element `deprecation`.
+    async fn element_acknowledgements(&self, deprecation: &str, sunset_at: DateTime<Utc>) -> StoreResult<Vec<Client>>;
 }

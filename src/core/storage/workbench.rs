@@ -477,6 +477,23 @@ pub trait WorkbenchSnapshot: Send {
         clients: &[Client],
     ) -> StoreResult<Vec<Client>>;
 
+    /// The `limit` clients that used the element most on the days of the window, most first.
+    async fn element_busiest(&mut self, deprecation: &str, window: Window, limit: usize) -> StoreResult<Vec<Windowed>>;
+
+    /// How many clients used the element on the days of the window.
+    async fn element_window_clients(&mut self, deprecation: &str, window: Window) -> StoreResult<u64>;
+
+    /// The uses within the window of the clients named (those that used it there).
+    async fn element_windowed(
+        &mut self,
+        deprecation: &str,
+        window: Window,
+        clients: &[Client],
+    ) -> StoreResult<Vec<Windowed>>;
+
+    /// Uses of the element per day within the window, on the days that have any.
+    async fn element_day_totals(&mut self, deprecation: &str, window: Window) -> StoreResult<Vec<(NaiveDate, u64)>>;
+
     /// Up to `limit` clients of `tenant` whose last request to `version` came at or after
     /// `since`, after the subject `after`, by subject: the clients a tenant's notices reach.
     async fn tenant_clients(

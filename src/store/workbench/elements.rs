@@ -164,3 +164,49 @@ pub(super) fn clients_among<'c>(deprecation: &'c str, since: DateTime<Utc>, clie
         clients.iter().map(client_key).collect(),
     )
 }
+
+/// Each client's uses of the element on the days from `$2` on (`$1` the element): summed from
+/// its days, through the key's (deprecation, kind, day) prefix. `clients`: only those named (`k`).
+fn windowed_sql(clients: bool) -> String {
+    let (with, join) = match clients {
+        true => (format!("WITH k (tenant, subject) AS ({ROWS}) "), " JOIN k USING (tenant, subject)"),
+        false => (String::new(), ""),
+    };
+    format!(
+        "{with}SELECT tenant, subject, CAST(sum(requests) AS BIGINT) AS requests, max(last_used) AS last_at \
+         FROM element_usage{join} WHERE deprecation = $1 AND kind = 'use' AND day >= $2 GROUP BY tenant, subject"
+    )
+}
+
+/// The `$3` clients that used the element most on the days from `$2` on, most first.
+pub(super) fn busiest(deprecation: &str, first_day: NaiveDate, limit: usize) -> Statement<'_> {
+    Statement::new(
+        format!("{} ORDER BY requests DESC, tenant, subject LIMIT $3", windowed_sql(false)),
+        [text(deprecation), Value::Day(first_day), count(limit as u64)],
+    )
+}
+
+/// How many clients used the element on the days from `$2` on.
+pub(super) fn window_clients(deprecation: &str, first_day: NaiveDate) -> Statement<'_> {
+    Statement::new(
+        format!("SELECT count(*) AS clients FROM ({}) AS w", windowed_sql(false)),
+        [text(deprecation), Value::Day(first_day)],
+    )
+}
+
+/// The uses on the days from `$2` on of the clients named.
+pub(super) fn windowed<'c>(deprecation: &'c str, first_day: NaiveDate, clients: &'c [Client]) -> Statement<'c> {
+    Statement::rows(
+        windowed_sql(true),
+        [text(deprecation), Value::Day(first_day)],
+        clients.iter().map(client_key).collect(),
+    )
+}
+
+/// Uses of the element per day, from `$2` to `$3`, on the days that have any.
+pub(super) fn day_totals(deprecation: &str, first: NaiveDate, last: NaiveDate) -> Statement<'_> {
+    Statement::new(
+        "SELECT day, requests FROM element_days WHERE deprecation = $1 AND day >= $2 AND day <= $3 ORDER BY day",
+        [text(deprecation), Value::Day(first), Value::Day(last)],
+    )
+}

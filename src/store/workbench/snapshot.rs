@@ -304,6 +304,29 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         read_in(&mut self.reads, super::elements::clients_among(deprecation, since, clients), client_from).await
     }
 
+    async fn element_busiest(&mut self, deprecation: &str, window: Window, limit: usize) -> StoreResult<Vec<Windowed>> {
+        read_in(&mut self.reads, super::elements::busiest(deprecation, window.first, limit), windowed_from).await
+    }
+
+    async fn element_window_clients(&mut self, deprecation: &str, window: Window) -> StoreResult<u64> {
+        let statement = super::elements::window_clients(deprecation, window.first);
+        Ok(read_in(&mut self.reads, statement, |r| r.count("clients")).await?.into_iter().next().unwrap_or(0))
+    }
+
+    async fn element_windowed(
+        &mut self,
+        deprecation: &str,
+        window: Window,
+        clients: &[Client],
+    ) -> StoreResult<Vec<Windowed>> {
+        read_in(&mut self.reads, super::elements::windowed(deprecation, window.first, clients), windowed_from).await
+    }
+
+    async fn element_day_totals(&mut self, deprecation: &str, window: Window) -> StoreResult<Vec<(NaiveDate, u64)>> {
+        let statement = super::elements::day_totals(deprecation, window.first, window.today);
+        read_in(&mut self.reads, statement, |r| Ok((r.day("day")?, r.count("requests")?))).await
+    }
+
     async fn tenant_clients(
         &mut self,
         of: u16,

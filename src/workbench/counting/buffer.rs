@@ -173,6 +173,14 @@ impl ClientCounts {
         })
     }
 
+    /// Its uses (kind `use`) of the element `id` per day, on days from `since` on.
+    pub fn uses_by_day<'c>(&'c self, id: &'c str, since: NaiveDate) -> impl Iterator<Item = (NaiveDate, u64)> + 'c {
+        self.elements
+            .iter()
+            .filter(move |((used, kind, day), _)| **used == *id && *kind == UseKind::Use && *day >= since)
+            .map(|((_, _, day), span)| (*day, span.requests))
+    }
+
     /// Its uses (kind `use`) of the element `id` on days from `since` on: requests, first and last.
     pub fn uses_of(&self, id: &str, since: NaiveDate) -> Option<(u64, DateTime<Utc>, DateTime<Utc>)> {
         let mut spans = self

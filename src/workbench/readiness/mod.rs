@@ -2,9 +2,11 @@
 //! "Deciding a sunset"): the clients it answered within a window of days, which block, the
 //! busiest first; its traffic per day; and the day a least-squares line through that traffic
 //! reaches zero. Read from the usage every instance writes (with this instance's counts not
-//! yet written), so the answer is the fleet's.
+//! yet written), so the answer is the fleet's. `element` answers the same for one element
+//! deprecated inside its version.
 
 mod answer;
+pub mod element;
 mod report;
 
 use std::collections::HashSet;
@@ -20,7 +22,7 @@ use crate::core::{
     storage::{Client, Store, Window},
 };
 
-pub use answer::{Answer, DEFAULT_WINDOW, Question, Unanswerable, answer};
+pub use answer::{Answer, DEFAULT_WINDOW, DayRequests, Question, Unanswerable, answer};
 pub use report::{REPORTED, report};
 
 /// The longest window readiness looks back over, in days: usage is kept at least that long.

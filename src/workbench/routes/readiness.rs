@@ -1,6 +1,7 @@
 //! `GET /admin/versions/<N>/readiness`: can version N be turned off without breaking anyone
 //! who called it within the window (README "Deciding a sunset")? The workbench's answer
-//! ([`readiness::answer`]), as JSON.
+//! ([`readiness::answer`]), as JSON; `GET /admin/deprecations/<id>/readiness` the same for one
+//! element deprecated inside its version ([`readiness::element::answer`]).
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use crate::{
     wire::error::{ApiError, Kind},
     workbench::{
         Workbench,
-        readiness::{self, DEFAULT_WINDOW, Question, Unanswerable},
+        readiness::{self, DEFAULT_WINDOW, Question, Unanswerable, element},
     },
 };
 
@@ -36,19 +37,46 @@ pub async fn of_version(
     query: Query<ReadinessQuery>,
 ) -> poem::Result<Json<readiness::Answer>> {
     let version = version.parse::<u16>().map_err(|_| ApiError::new(Kind::NotFound))?;
-    let window = match query.window.as_deref() {
-        None => DEFAULT_WINDOW,
-        Some(raw) => raw.parse::<u32>().unwrap_or(0),
-    };
-    let limit = page::limit(query.limit.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
+    let (window, limit) = window_and_limit(&query)?;
     let question = Question { version, window, limit, now: workbench.now() };
     let workbench = &workbench;
     let answer = readiness::answer(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
     match answer.map_err(ApiError::from)? {
         Ok(answer) => Ok(Json(answer)),
-        Err(Unanswerable::Window) => {
-            Err(ApiError::validation(vec![FieldError::parameter("window", Rule::Invalid)]).into())
-        }
+        Err(Unanswerable::Window) => Err(bad_window().into()),
         Err(Unanswerable::UnknownVersion) => Err(ApiError::new(Kind::NotFound).into()),
+    }
+}
+
+/// The window asked for (a bad one is told by the answer, as the command tells it), and the limit.
+fn window_and_limit(query: &ReadinessQuery) -> Result<(u32, usize), ApiError> {
+    let window = match query.window.as_deref() {
+        None => DEFAULT_WINDOW,
+        Some(raw) => raw.parse::<u32>().unwrap_or(0),
+    };
+    let limit = page::limit(query.limit.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
+    Ok((window, limit))
+}
+
+fn bad_window() -> ApiError {
+    ApiError::validation(vec![FieldError::parameter("window", Rule::Invalid)])
+}
+
+/// `GET /admin/deprecations/<id>/readiness?window=<days>&limit=<clients>`: 404 for an id no
+/// version declares.
+#[handler]
+pub async fn of_deprecation(
+    workbench: Data<&Arc<Workbench>>,
+    Param(id): Param,
+    query: Query<ReadinessQuery>,
+) -> poem::Result<Json<element::Answer>> {
+    let (window, limit) = window_and_limit(&query)?;
+    let question = element::Question { deprecation: &id, window, limit, now: workbench.now() };
+    let workbench = &workbench;
+    let answer = element::answer(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
+    match answer.map_err(ApiError::from)? {
+        Ok(answer) => Ok(Json(answer)),
+        Err(element::Unanswerable::Window) => Err(bad_window().into()),
+        Err(element::Unanswerable::UnknownDeprecation) => Err(ApiError::new(Kind::NotFound).into()),
     }
 }
