@@ -17,7 +17,9 @@ crate::scenarios![
     only_requests_that_use_an_element_are_told,
     the_clients_that_use_an_element_are_counted_once_and_shown_it,
     a_removed_element_is_refused_with_its_replacement_and_nothing_is_written,
-    an_elements_readiness_names_who_blocks_and_gates_a_pipeline
+    an_elements_readiness_names_who_blocks_and_gates_a_pipeline;
+    in a browser:
+    the_dashboard_lists_each_element_with_its_clients_and_verdict,
 ];
 
 fn declare(settings: &mut tandem::settings::Settings) {
@@ -622,4 +624,50 @@ async fn an_elements_readiness_names_who_blocks_and_gates_a_pipeline(backend: Ba
     let (code, _, stderr) = check(&["--deprecation", "nothing-such"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("cannot tell: no version declares such a deprecation"), "{stderr}");
+}
+
+async fn the_dashboard_lists_each_element_with_its_clients_and_verdict(backend: Backend) {
+    let app = backend
+        .spawn_with(|s| {
+            let entries: Vec<tandem::settings::DeprecationSettings> = serde_json::from_str(FAR_SUNSET).unwrap();
+            s.lifecycle_mut(2).deprecations.0 = entries;
+        })
+        .await;
+    for token in [client("ci-bot"), client("ci-bot"), client("web")] {
+        as_client(&app, &token, Method::GET, "/api/v2/users?page=0", None).await.assert_status(200);
+    }
+    let mut browser = crate::harness::browser::Browser::launch().await;
+    browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
+    browser.wait_for("!document.getElementById('elements').hidden", std::time::Duration::from_secs(10)).await;
+    let rows = browser
+        .eval("[...document.querySelectorAll('#deprecations tbody tr')].map(r => [...r.cells].map(c => c.textContent))")
+        .await;
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let last_used = rows[0][6].as_str().unwrap_or_default().to_string();
+    assert!(last_used.starts_with(&today), "{rows}");
+    assert_eq!(
+        rows,
+        json!([
+            [
+                "offset-paging (parameter page)",
+                "GET /api/v2/users",
+                "deprecated",
+                "2099-01-01T00:00:00Z",
+                "2",
+                "3",
+                last_used,
+                "2 client(s) still use it"
+            ],
+            [
+                "age-input (field /age)",
+                "POST /api/v2/users",
+                "deprecated",
+                "2099-01-01T00:00:00Z",
+                "0",
+                "0",
+                "never",
+                "ready to remove"
+            ]
+        ])
+    );
 }
