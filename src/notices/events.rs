@@ -18,8 +18,9 @@ use uuid::Uuid;
 use super::payload::{self, Event, Facts};
 use crate::{
     core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
+    deprecations::catalogue::Entry,
     notices::Notices,
-    registry::lifecycle::Lifecycle,
+    registry::{deprecations::Deprecation, lifecycle::Lifecycle},
 };
 
 /// How often each instance scans.
@@ -34,7 +35,9 @@ pub const ANSWERED_WITHIN: chrono::Duration = chrono::Duration::days(30);
 pub const REMINDERS: [i64; 4] = [90, 30, 7, 1];
 const DAY: chrono::Duration = chrono::Duration::days(1);
 
-/// A version whose clients are told: deprecated, and followed by another.
+/// A version whose clients are told: deprecated, and followed by another (or, for an element
+/// deprecated inside it, any version: its successor is then itself when none follows).
+#[derive(Clone)]
 struct Told {
     version: u16,
     successor: u16,
@@ -49,6 +52,8 @@ struct Due {
     client: Client,
     status: Status,
     endpoint: Endpoint,
+    /// The version whose guide it carries (`None`: the one the migration tools describe).
+    guide_of: Option<u16>,
 }
 
 /// Where this instance's scan goes on from.
@@ -83,13 +88,8 @@ fn events(
     now: DateTime<Utc>,
 ) -> Vec<Event> {
     let mut events = vec![Event::Deprecated];
-    if let Some(sunset) = told.lifecycle.sunset_at.filter(|s| now < *s) {
-        // The smallest threshold crossed: each round finds it, and an endpoint set late is
-        // told only that one.
-        let left = sunset - now;
-        if let Some(threshold) = REMINDERS.iter().rev().find(|days| left < chrono::Duration::days(**days)) {
-            events.push(Event::Reminder { threshold: *threshold });
-        }
+    if let Some(threshold) = reminder_due(told.lifecycle.sunset_at, now) {
+        events.push(Event::Reminder { threshold });
     }
     for b in brownouts.iter().filter(|b| b.covers(told.version, &client.tenant, &client.subject) && now < b.until()) {
         let day_before = b.start - DAY;
@@ -107,13 +107,25 @@ fn events(
     events
 }
 
+/// The smallest reminder threshold crossed before `sunset`: each round finds it, and an
+/// endpoint set late is told only that one.
+fn reminder_due(sunset: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<i64> {
+    let left = sunset.filter(|s| now < *s)? - now;
+    REMINDERS.iter().rev().find(|days| left < chrono::Duration::days(**days)).copied()
+}
+
+/// The elements deprecated inside a version whose users are told now.
+fn elements_told(notices: &Notices, now: DateTime<Utc>) -> Vec<&Deprecation> {
+    notices.workbench.registry.declared().filter(|d| d.told_at(now)).collect()
+}
+
 impl Scanner {
     /// One round: the next endpoints in turn, each told what it was not yet; how many notices
     /// were written.
     pub async fn scan(&self, notices: &Notices) -> anyhow::Result<u64> {
         let now = notices.now();
         let told = versions_told(notices, now);
-        if told.is_empty() {
+        if told.is_empty() && elements_told(notices, now).is_empty() {
             return Ok(0);
         }
         let after = self.endpoints_after.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -130,7 +142,7 @@ impl Scanner {
         let now = notices.now();
         let told = versions_told(notices, now);
         let Some(endpoint) = notices.store().endpoint(tenant, subject).await? else { return Ok(0) };
-        if told.is_empty() || endpoint.disabled_at.is_some() {
+        if (told.is_empty() && elements_told(notices, now).is_empty()) || endpoint.disabled_at.is_some() {
             return Ok(0);
         }
         self.tell(notices, vec![endpoint], &told, now).await
@@ -191,31 +203,31 @@ impl Scanner {
                             client: client.clone(),
                             status: summary.status(now),
                             endpoint,
+                            guide_of: Some(version.version),
                         });
                     }
                 }
             }
         }
+        let mut told = told.to_vec();
+        self.elements_due(notices, &mut *snapshot, &endpoints, &mut told, &mut due, now).await?;
         snapshot.finish().await?;
         if due.is_empty() {
             return Ok(0);
         }
         let keys: Vec<String> = due.iter().map(|d| d.key.clone()).collect();
         let written: HashSet<String> = notices.store().existing_events(&keys).await?.into_iter().collect();
-        let mut guides: HashMap<(Client, u16), Value> = HashMap::new();
+        let mut guides: HashMap<(Client, Option<u16>), Value> = HashMap::new();
         let mut new_notices = Vec::new();
         for d in due.into_iter().filter(|d| !written.contains(&d.key)) {
             let told = &told[d.told];
-            let guide = match guides.get(&(d.client.clone(), told.version)) {
+            let guide = match guides.get(&(d.client.clone(), d.guide_of)) {
                 Some(guide) => guide.clone(),
                 None => {
-                    let (guide, _) = notices
-                        .workbench
-                        .guide(&d.client, Some(told.version))
-                        .await
-                        .context("reading a client's guide")?;
+                    let (guide, _) =
+                        notices.workbench.guide(&d.client, d.guide_of).await.context("reading a client's guide")?;
                     let guide = guide.to_json();
-                    guides.insert((d.client.clone(), told.version), guide.clone());
+                    guides.insert((d.client.clone(), d.guide_of), guide.clone());
                     guide
                 }
             };
@@ -241,6 +253,72 @@ impl Scanner {
             });
         }
         Ok(notices.store().add_notices(&new_notices).await?)
+    }
+
+    /// What the users of each element deprecated inside a version are to be told: that they use
+    /// it (once per client and element), and the reminders before its sunset. Told are the
+    /// clients whose last use came within [`ANSWERED_WITHIN`]; through a tenant's endpoint, the
+    /// first [`CLIENTS_PER_TENANT`] of them by subject.
+    async fn elements_due(
+        &self,
+        notices: &Notices,
+        snapshot: &mut dyn WorkbenchSnapshot,
+        endpoints: &[Endpoint],
+        told: &mut Vec<Told>,
+        due: &mut Vec<Due>,
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<()> {
+        let registry = &notices.workbench.registry;
+        let since = now - ANSWERED_WITHIN;
+        let (own, tenants): (Vec<&Endpoint>, Vec<&Endpoint>) = endpoints.iter().partition(|e| !e.subject.is_empty());
+        let owners: Vec<Client> = own.iter().map(|e| Client::new(&e.tenant, &e.subject)).collect();
+        for deprecation in elements_told(notices, now) {
+            let id = &*deprecation.id;
+            let mut reached: Vec<(&Endpoint, Client)> = Vec::new();
+            if !owners.is_empty() {
+                for client in snapshot.element_clients_among(id, since, &owners).await? {
+                    let endpoint = own.iter().find(|e| *e.tenant == *client.tenant && *e.subject == *client.subject);
+                    reached.extend(endpoint.map(|e| (*e, client)));
+                }
+            }
+            for endpoint in &tenants {
+                for client in snapshot.element_tenant_clients(id, &endpoint.tenant, since, CLIENTS_PER_TENANT).await? {
+                    reached.push((endpoint, client));
+                }
+            }
+            if reached.is_empty() {
+                continue;
+            }
+            let version = deprecation.version;
+            let at = match told.iter().position(|t| t.version == version) {
+                Some(at) => at,
+                None => {
+                    let lifecycle = registry.lifecycle(version).cloned().unwrap_or_default();
+                    let successor = registry.successor_version(version).unwrap_or(version);
+                    told.push(Told { version, successor, lifecycle });
+                    told.len() - 1
+                }
+            };
+            let entry = serde_json::to_value(Entry::of(deprecation, now)).context("a catalogue entry")?;
+            let mut events = vec![Event::ElementUsed { id: id.to_string(), entry: entry.clone() }];
+            if let Some(threshold) = reminder_due(deprecation.sunset_at, now) {
+                events.push(Event::ElementReminder { id: id.to_string(), entry, threshold });
+            }
+            for (endpoint, client) in reached {
+                for event in &events {
+                    due.push(Due {
+                        key: event.key(version, deprecation.sunset_at, &client, endpoint),
+                        event: event.clone(),
+                        told: at,
+                        client: client.clone(),
+                        status: Status::Unknown,
+                        endpoint: endpoint.clone(),
+                        guide_of: None,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The next page of a tenant's clients the version answered lately; after the last page,

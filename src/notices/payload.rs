@@ -17,7 +17,8 @@ use crate::{
 pub const MAX_BODY: usize = 64 * 1024;
 
 /// Every type of notice, as `type` and the metrics name them.
-pub const KINDS: [&str; 4] = ["version.deprecated", "sunset.reminder", "brownout.scheduled", "migration.exposed"];
+pub const KINDS: [&str; 5] =
+    ["version.deprecated", "sunset.reminder", "brownout.scheduled", "migration.exposed", "deprecation.used"];
 
 /// What a notice tells a client's owners.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,11 @@ pub enum Event {
     Brownout { id: Uuid, start: DateTime<Utc>, end: DateTime<Utc>, ahead: bool },
     /// The client's requests met this change of the successor.
     Exposed { change: String },
+    /// The client's requests used an element deprecated inside its version (README "Deprecating
+    /// an element"); `entry` is its catalogue entry.
+    ElementUsed { id: String, entry: Value },
+    /// Fewer than `threshold` days remain before the element's sunset.
+    ElementReminder { id: String, entry: Value, threshold: i64 },
 }
 
 impl Event {
@@ -39,6 +45,8 @@ impl Event {
             Event::Reminder { .. } => KINDS[1],
             Event::Brownout { .. } => KINDS[2],
             Event::Exposed { .. } => KINDS[3],
+            Event::ElementUsed { .. } => KINDS[4],
+            Event::ElementReminder { .. } => KINDS[1],
         }
     }
 
@@ -51,6 +59,10 @@ impl Event {
             Event::Reminder { threshold } => format!("{threshold}@{}", sunset_at.map(stamp).unwrap_or_default()),
             Event::Brownout { id, ahead, .. } => format!("{id}{}", if *ahead { "/day-before" } else { "" }),
             Event::Exposed { change } => change.clone(),
+            Event::ElementUsed { id, .. } => id.clone(),
+            Event::ElementReminder { id, threshold, .. } => {
+                format!("{id}/{threshold}@{}", sunset_at.map(stamp).unwrap_or_default())
+            }
         };
         let set_at = endpoint.created_at.timestamp_micros().to_string();
         // A JSON array: no tenant, subject or change can make two keys the same.
@@ -103,6 +115,13 @@ fn standard(event: &Event, facts: Facts<'_>) -> String {
         Event::Exposed { change } => {
             data.insert("change".into(), json!(change));
         }
+        Event::ElementUsed { entry, .. } => {
+            data.insert("deprecation".into(), entry.clone());
+        }
+        Event::ElementReminder { entry, threshold, .. } => {
+            data.insert("threshold".into(), json!(threshold));
+            data.insert("deprecation".into(), entry.clone());
+        }
     }
     let write = |guide: &Value, data: &Map<String, Value>| {
         let mut data = data.clone();
@@ -146,12 +165,36 @@ fn slack_text(event: &Event, facts: &Facts<'_>) -> String {
         Event::Exposed { change } => {
             format!("*{who}'s requests to v{version} met change `{change}`*, which v{successor} makes.{sunset}")
         }
+        Event::ElementUsed { entry, .. } => format!(
+            "*{who} uses {}*, deprecated in v{version}: {}.{}",
+            element_words(entry),
+            entry["replacement"].as_str().unwrap_or_default(),
+            element_sunset(entry)
+        ),
+        Event::ElementReminder { entry, threshold, .. } => format!(
+            "*Fewer than {threshold} days left* before {} is removed for {who}.{}",
+            element_words(entry),
+            element_sunset(entry)
+        ),
     };
     let next = guide.get("nextStep").and_then(Value::as_str).unwrap_or_default();
     format!(
         "{headline}\nStatus: {}. Next step: {next}\nYour guide: GET /api/migration/guide?version={version}",
         status.name()
     )
+}
+
+/// "the parameter `page` of GET /api/v2/users", from a catalogue entry.
+fn element_words(entry: &Value) -> String {
+    let operation = entry["operation"].as_str().unwrap_or_default();
+    match (entry["element"]["kind"].as_str(), entry["element"]["name"].as_str()) {
+        (Some(kind), Some(name)) => format!("the {kind} `{name}` of {operation}"),
+        _ => format!("the operation {operation}"),
+    }
+}
+
+fn element_sunset(entry: &Value) -> String {
+    entry["sunsetAt"].as_str().map(|s| format!(" It is removed on {s}.")).unwrap_or_default()
 }
 
 #[cfg(test)]

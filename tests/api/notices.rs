@@ -28,7 +28,8 @@ crate::scenarios![
     a_notice_fails_after_its_last_retry_and_a_410_disables_the_endpoint,
     a_restart_between_an_event_and_its_delivery_loses_nothing,
     reminders_come_at_their_thresholds,
-    an_acknowledgement_shows_in_readiness_and_is_voided_when_the_sunset_moves;
+    an_acknowledgement_shows_in_readiness_and_is_voided_when_the_sunset_moves,
+    a_client_using_a_deprecated_element_is_told_once_and_reminded;
     postgres only:
     two_instances_send_each_notice_once,
 ];
@@ -688,4 +689,63 @@ async fn two_instances_send_each_notice_once(backend: Backend) {
     assert_eq!(told.len(), 80, "no client was told the same thing twice");
     let ids: std::collections::HashSet<String> = received.iter().map(Received::id).collect();
     assert_eq!(ids.len(), 80);
+}
+
+/// `page` on v2's list deprecated, removed on 2027-03-01; v1 itself not deprecated.
+fn paging_deprecated(s: &mut tandem::Settings) {
+    s.notices.notices_allow_hosts = Some("127.0.0.1".into());
+    s.lifecycle_mut(2).deprecations.0 = vec![tandem::settings::DeprecationSettings {
+        id: "offset-paging".into(),
+        operation: "GET /api/v2/users".into(),
+        parameter: Some("page".into()),
+        deprecated_at: "2026-06-01T00:00:00Z".into(),
+        sunset_at: Some("2027-03-01T00:00:00Z".into()),
+        replacement: "the cursor parameter".into(),
+        instruction: "Page with nextCursor.".into(),
+        ..Default::default()
+    }];
+}
+
+async fn a_client_using_a_deprecated_element_is_told_once_and_reminded(backend: Backend) {
+    let clock = FixedClock::at("2027-02-01T00:00:00Z");
+    let app = backend.spawn_at(paging_deprecated, clock.clock()).await;
+    let receiver = Receiver::start().await;
+    let (bot, web) = (token("acme", "ci-bot"), token("acme", "web"));
+    call(&app, &bot, "/api/v2/users?page=0").await;
+    call(&app, &bot, "/api/v2/users?page=0").await;
+    call(&app, &web, "/api/v2/users").await;
+    app.counts_written().await;
+    let secret = subscribe(&app, &bot, &receiver.url("/bot"), "standard").await;
+    subscribe(&app, &web, &receiver.url("/web"), "standard").await;
+    let received = receiver.wait_for("the element's notices", TOLD_WITHIN, |r| r.len() == 2).await;
+    for notice in &received {
+        verify(notice, &secret);
+        assert_eq!(notice.path, "/bot", "only the client that used it is told");
+    }
+    let used = of_type(&received, "deprecation.used");
+    assert_eq!(used.len(), 1, "{received:?}");
+    let data = used[0].json()["data"].clone();
+    assert_eq!(
+        (data["tenant"].clone(), data["subject"].clone(), data["version"].clone()),
+        (json!("acme"), json!("ci-bot"), json!(2))
+    );
+    assert_eq!(data["deprecation"]["id"], "offset-paging");
+    assert_eq!(data["deprecation"]["element"], json!({"kind": "parameter", "name": "page"}));
+    assert_eq!(data["guide"]["deprecations"][0]["id"], "offset-paging", "its own guide lists it");
+    assert_eq!(data["guide"]["deprecations"][0]["requests"], 2);
+    // 28 days before the element's sunset: the 30-day reminder, naming the element.
+    let reminder = of_type(&received, "sunset.reminder");
+    assert_eq!(reminder.len(), 1, "{received:?}");
+    let data = reminder[0].json()["data"].clone();
+    assert_eq!((data["threshold"].clone(), data["deprecation"]["id"].clone()), (json!(30), json!("offset-paging")));
+
+    // Once per client and element: more use tells nothing more until the next threshold.
+    call(&app, &bot, "/api/v2/users?page=1").await;
+    nothing_at(&receiver, &clock, "2027-02-10T00:00:00Z", 2, "told twice").await;
+    clock.set("2027-02-22T12:00:00Z");
+    call(&app, &bot, "/api/v2/users?page=0").await;
+    let received = receiver.wait_for("the 7-day reminder", TOLD_WITHIN, |r| r.len() == 3).await;
+    let thresholds: Vec<i64> =
+        of_type(&received, "sunset.reminder").iter().map(|n| n.json()["data"]["threshold"].as_i64().unwrap()).collect();
+    assert_eq!(thresholds, [30, 7]);
 }

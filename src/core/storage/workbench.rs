@@ -477,6 +477,16 @@ pub trait WorkbenchSnapshot: Send {
         clients: &[Client],
     ) -> StoreResult<Vec<Client>>;
 
+    /// Up to `limit` clients of `tenant` whose last use of the element came at or after `since`,
+    /// by subject.
+    async fn element_tenant_clients(
+        &mut self,
+        deprecation: &str,
+        tenant: &str,
+        since: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<Client>>;
+
     /// The `limit` clients that used the element most on the days of the window, most first.
     async fn element_busiest(&mut self, deprecation: &str, window: Window, limit: usize) -> StoreResult<Vec<Windowed>>;
 

@@ -210,3 +210,17 @@ pub(super) fn day_totals(deprecation: &str, first: NaiveDate, last: NaiveDate) -
         [text(deprecation), Value::Day(first), Value::Day(last)],
     )
 }
+
+/// Up to `$4` clients of tenant `$2` whose last use came at or after `$3`, by subject (on the key).
+pub(super) fn tenant_clients<'a>(
+    deprecation: &'a str,
+    tenant: &'a str,
+    since: DateTime<Utc>,
+    limit: usize,
+) -> Statement<'a> {
+    Statement::new(
+        "SELECT tenant, subject FROM element_clients WHERE deprecation = $1 AND tenant = $2 AND last_used >= $3 \
+         ORDER BY subject LIMIT $4",
+        [text(deprecation), text(tenant), time(since), count(limit as u64)],
+    )
+}

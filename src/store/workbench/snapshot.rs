@@ -304,6 +304,17 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         read_in(&mut self.reads, super::elements::clients_among(deprecation, since, clients), client_from).await
     }
 
+    async fn element_tenant_clients(
+        &mut self,
+        deprecation: &str,
+        tenant: &str,
+        since: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<Client>> {
+        let statement = super::elements::tenant_clients(deprecation, tenant, since, limit);
+        read_in(&mut self.reads, statement, client_from).await
+    }
+
     async fn element_busiest(&mut self, deprecation: &str, window: Window, limit: usize) -> StoreResult<Vec<Windowed>> {
         read_in(&mut self.reads, super::elements::busiest(deprecation, window.first, limit), windowed_from).await
     }
