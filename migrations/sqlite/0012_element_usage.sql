@@ -47,3 +47,6 @@ CREATE TABLE element_acknowledgements (
     PRIMARY KEY (deprecation, tenant, subject)
 );
 CREATE INDEX element_acknowledgements_by_date ON element_acknowledgements (deprecation, sunset_at);
+
+-- A brownout of one element deprecated inside its version (`version` is the element's).
+ALTER TABLE brownouts ADD COLUMN deprecation TEXT;

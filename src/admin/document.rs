@@ -53,8 +53,8 @@ fn brownout() -> Value {
     object(
         json!({"id": {"type": "string", "format": "uuid"}, "version": {"type": "integer"}, "start": time(),
                "end": time(), "tenant": nullable(string()), "subject": nullable(string()), "createdAt": time(),
-               "createdBy": string(), "endedAt": nullable(time())}),
-        &["id", "version", "start", "end", "tenant", "subject", "createdAt", "createdBy", "endedAt"],
+               "createdBy": string(), "endedAt": nullable(time()), "deprecation": nullable(string())}),
+        &["id", "version", "start", "end", "tenant", "subject", "createdAt", "createdBy", "endedAt", "deprecation"],
     )
 }
 
@@ -492,10 +492,11 @@ pub fn get_admin_brownouts(_: &Context) -> Value {
 
 /// `POST /admin/brownouts`.
 pub fn post_admin_brownouts(_: &Context) -> Value {
-    json!({"summary": "A brownout for everyone, a tenant, or one subject of a tenant, on every instance within 2 s (audited).",
+    json!({"summary": "A brownout of a version, or of one element deprecated inside a version, for everyone, a tenant, or one subject of a tenant, on every instance within 2 s (audited).",
     "tags": ["migration"],
-    "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["version", "start", "end"],
-        "properties": {"version": {"type": "integer"}, "start": time(), "end": time(),
+    "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["start", "end"],
+        "description": "Exactly one of version and deprecation.",
+        "properties": {"version": {"type": "integer"}, "deprecation": string(), "start": time(), "end": time(),
             "tenant": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}, "subject": {"type": "string", "minLength": 1, "maxLength": 255}}})),
     "responses": {"201": {"description": "Created", "headers": {"Location": {"schema": string()}},
         "content": {"application/json": {"schema": brownout()}}}, "400": validation()}})

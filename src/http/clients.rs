@@ -53,6 +53,17 @@ pub trait ClientRecords: Send + Sync {
     /// When the brownout an operator aimed at this client on `version` ends, if one holds now.
     fn brownout_until(&self, version: u16, tenant: &str, subject: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>>;
 
+    /// When the brownout an operator aimed at this client's use of the deprecated element `id`
+    /// of `version` ends, if one holds now.
+    fn element_brownout_until(
+        &self,
+        version: u16,
+        id: &str,
+        tenant: &str,
+        subject: &str,
+        now: DateTime<Utc>,
+    ) -> Option<DateTime<Utc>>;
+
     /// Whether `version` answered the client before `deprecated_at`.
     async fn established(&self, version: u16, client: &Client, deprecated_at: DateTime<Utc>)
     -> Result<bool, CoreError>;

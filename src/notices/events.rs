@@ -392,6 +392,7 @@ mod tests {
             created_at: at("2027-01-01T00:00:00Z"),
             created_by: "ops".into(),
             ended_at: None,
+            deprecation: None,
         };
         let announced = |now: &str| {
             events(&v1, &client, &HashMap::new(), std::slice::from_ref(&brownout), at(now)).into_iter().find_map(|e| {

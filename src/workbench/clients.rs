@@ -22,6 +22,17 @@ impl ClientRecords for Workbench {
         self.brownout_for(version, tenant, subject, now).map(|brownout| brownout.end)
     }
 
+    fn element_brownout_until(
+        &self,
+        version: u16,
+        id: &str,
+        tenant: &str,
+        subject: &str,
+        now: DateTime<Utc>,
+    ) -> Option<DateTime<Utc>> {
+        Workbench::element_brownout_until(self, version, id, tenant, subject, now)
+    }
+
     async fn established(
         &self,
         version: u16,

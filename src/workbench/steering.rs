@@ -21,6 +21,8 @@ pub struct BrownoutRequest {
     pub end: Option<String>,
     pub tenant: Option<String>,
     pub subject: Option<String>,
+    /// An element deprecated inside a version, in place of `version`.
+    pub deprecation: Option<String>,
 }
 
 fn instant(raw: Option<&str>, field: &str) -> Result<DateTime<Utc>, FieldError> {
@@ -50,6 +52,7 @@ pub fn brownout_json(b: &Brownout) -> serde_json::Value {
         "createdAt": stamp(b.created_at),
         "createdBy": b.created_by,
         "endedAt": b.ended_at.map(stamp),
+        "deprecation": b.deprecation,
     })
 }
 
@@ -59,11 +62,21 @@ impl Brownout {
         self.covers(version, tenant, subject) && self.start <= now && now < self.until()
     }
 
-    /// Whether it is meant for `tenant`'s `subject` on `version`, whenever it runs.
+    /// Whether it is meant for `tenant`'s `subject` on all of `version`, whenever it runs.
     pub fn covers(&self, version: u16, tenant: &str, subject: &str) -> bool {
-        self.version == version
-            && self.tenant.as_deref().is_none_or(|t| t == tenant)
-            && self.subject.as_deref().is_none_or(|s| s == subject)
+        self.version == version && self.deprecation.is_none() && self.aims_at(tenant, subject)
+    }
+
+    /// Whether it refuses `tenant`'s `subject` the deprecated element `id` at `now`.
+    pub fn refuses_element(&self, id: &str, tenant: &str, subject: &str, now: DateTime<Utc>) -> bool {
+        self.deprecation.as_deref() == Some(id)
+            && self.aims_at(tenant, subject)
+            && self.start <= now
+            && now < self.until()
+    }
+
+    fn aims_at(&self, tenant: &str, subject: &str) -> bool {
+        self.tenant.as_deref().is_none_or(|t| t == tenant) && self.subject.as_deref().is_none_or(|s| s == subject)
     }
 
     /// When it ends: its end, or earlier when an operator ended it.
@@ -124,9 +137,17 @@ impl Workbench {
         now: DateTime<Utc>,
     ) -> Result<Brownout, CoreError> {
         let mut errors = Vec::new();
-        let version = match request.version {
-            None => Err(FieldError::body("version", Rule::Required)),
-            Some(v) => u16::try_from(v).ok().filter(|v| known(*v)).ok_or(FieldError::body("version", Rule::Invalid)),
+        let version = match (request.version, request.deprecation.as_deref()) {
+            // An element's brownout refuses the requests that use it, on its version.
+            (None, Some(id)) => self.registry.deprecation(id).map(|d| d.version).ok_or_else(|| {
+                let ids: Vec<&str> = self.registry.declared().map(|d| &*d.id).collect();
+                FieldError::body("deprecation", Rule::OneOf(ids.join(", ")))
+            }),
+            (Some(_), Some(_)) => Err(FieldError::body("version", Rule::UnknownField)),
+            (None, None) => Err(FieldError::body("version", Rule::Required)),
+            (Some(v), None) => {
+                u16::try_from(v).ok().filter(|v| known(*v)).ok_or(FieldError::body("version", Rule::Invalid))
+            }
         }
         .map_err(|e| errors.push(e))
         .ok();
@@ -159,6 +180,7 @@ impl Workbench {
             created_at: now,
             created_by: actor.to_string(),
             ended_at: None,
+            deprecation: request.deprecation,
         };
         let audit = AuditEntry {
             at: now,
@@ -219,6 +241,7 @@ mod tests {
             created_at: at("2026-06-15T09:00:00Z"),
             created_by: "ops".into(),
             ended_at: None,
+            deprecation: None,
         };
         let inside = at("2026-06-15T10:30:00Z");
         assert!(brownout.refuses(1, "acme", "bot", inside));

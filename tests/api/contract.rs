@@ -48,6 +48,12 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
                 let endpoint = serde_json::json!({"url": "http://127.0.0.1:9/hook"});
                 send(app.request(reqwest::Method::PUT, &path).json(&endpoint)).await.assert_status(200);
             }
+            // An element's readiness is 404 for an id no version declares (this service declares
+            // none): a bad window, checked first, shows that it is routed.
+            let path = match path.as_str() {
+                "/admin/deprecations/x/readiness" => format!("{path}?window=0"),
+                _ => path,
+            };
             let reply = send(app.request(method.to_uppercase().parse().unwrap(), &path)).await;
             assert!(![404, 405].contains(&reply.status), "{method} {path}: {}", reply.status);
         }

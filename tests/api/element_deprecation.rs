@@ -17,7 +17,8 @@ crate::scenarios![
     only_requests_that_use_an_element_are_told,
     the_clients_that_use_an_element_are_counted_once_and_shown_it,
     a_removed_element_is_refused_with_its_replacement_and_nothing_is_written,
-    an_elements_readiness_names_who_blocks_and_gates_a_pipeline;
+    an_elements_readiness_names_who_blocks_and_gates_a_pipeline,
+    a_brownout_aimed_at_an_element_refuses_only_its_clients_use_of_it;
     in a browser:
     the_dashboard_lists_each_element_with_its_clients_and_verdict,
 ];
@@ -670,4 +671,57 @@ async fn the_dashboard_lists_each_element_with_its_clients_and_verdict(backend: 
             ]
         ])
     );
+}
+
+async fn a_brownout_aimed_at_an_element_refuses_only_its_clients_use_of_it(backend: Backend) {
+    let clock = FixedClock::at("2027-02-01T12:00:00Z");
+    let app = backend.spawn_at(declare_used, clock.clock()).await;
+    let (bot, other) =
+        (client("ci-bot"), tokens::signed(&json!({"sub": "bot", "exp": now() + 600, "tenant": "globex", "roles": []})));
+    // Bad brownouts store nothing.
+    for (body, codes) in [
+        (
+            json!({"version": 2, "deprecation": "offset-paging", "start": "2027-02-01T11:00:00Z", "end": "2027-02-01T13:00:00Z"}),
+            vec![("/version", "unknown_field")],
+        ),
+        (
+            json!({"deprecation": "nothing-such", "start": "2027-02-01T11:00:00Z", "end": "2027-02-01T13:00:00Z"}),
+            vec![("/deprecation", "one_of")],
+        ),
+    ] {
+        let refused = app.post_json("/admin/brownouts", &body).await;
+        let expected: Vec<(String, String)> = codes.iter().map(|(p, c)| (p.to_string(), c.to_string())).collect();
+        assert_eq!(refused.error_codes(), expected, "{}", refused.text);
+    }
+    assert_eq!(app.get("/admin/brownouts").await.json()["brownouts"], json!([]));
+
+    let body = json!({"deprecation": "offset-paging", "start": "2027-02-01T11:00:00Z", "end": "2027-02-01T13:00:00Z",
+                      "tenant": "acme"});
+    let created = app.post_json("/admin/brownouts", &body).await;
+    created.assert_status(201);
+    assert_eq!(
+        (created.json()["version"].clone(), created.json()["deprecation"].clone()),
+        (json!(2), json!("offset-paging"))
+    );
+    // Every instance reads it within 2 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let refused = loop {
+        let reply = as_client(&app, &bot, Method::GET, "/api/v2/users?page=0", None).await;
+        if reply.status == 400 || std::time::Instant::now() > deadline {
+            break reply;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    refused.assert_status(400);
+    assert_eq!(refused.json()["errors"][0]["code"], "removed", "{}", refused.text);
+    assert_eq!(refused.header("retry-after"), Some("3600"));
+    assert_eq!(refused.header("link"), Some(PAGING_LINK));
+    // Its client's other requests, and another tenant's use of it, are served.
+    as_client(&app, &bot, Method::GET, "/api/v2/users?size=5", None).await.assert_status(200);
+    as_client(&app, &other, Method::GET, "/api/v2/users?page=0", None).await.assert_status(200);
+    // It is no version's brownout: v2 itself answers as before.
+    as_client(&app, &bot, Method::GET, "/api/v2/users", None).await.assert_status(200);
+    // Over, it refuses nothing.
+    clock.set("2027-02-01T13:00:00Z");
+    as_client(&app, &bot, Method::GET, "/api/v2/users?page=0", None).await.assert_status(200);
 }

@@ -529,7 +529,8 @@ pub struct Pin {
     pub changed_by: String,
 }
 
-/// A brownout of a version for everyone, a tenant, or one subject of a tenant.
+/// A brownout of a version (or of one element deprecated inside it) for everyone, a tenant, or
+/// one subject of a tenant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Brownout {
     pub id: Uuid,
@@ -542,6 +543,8 @@ pub struct Brownout {
     pub created_by: String,
     /// Set when an operator ended it early.
     pub ended_at: Option<DateTime<Utc>>,
+    /// The element it refuses, of `version`; `None`: the whole version.
+    pub deprecation: Option<String>,
 }
 
 /// One change made through `/admin/…`: who, when, what, and the state before and after (JSON).

@@ -3,7 +3,8 @@
 //! more. Its body is read here only when its operation has a deprecated field, and put back
 //! for the handler as it came. Written on the request's `RequestInfo` for the boundary, which
 //! tells them in the answer's headers. One past its sunset (or any, when the client rehearses
-//! the sunset) refuses the request before its handler: nothing is written.
+//! the sunset, or inside a brownout aimed at it) refuses the request before its handler:
+//! nothing is written.
 
 use chrono::{DateTime, Utc};
 use poem::{Body, Request};
@@ -55,10 +56,21 @@ pub async fn find(
     }
     let _ = info.elements.set(used.iter().map(|(i, _)| *i).collect());
     let rehearsal = req.headers().get(REHEARSAL_HEADER).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
-    match used.iter().find(|(_, d)| rehearsal || d.removed_at(now)) {
-        Some((_, removed)) => Err(Refused { error: removal(removed), refusal: Some(Refusal::ElementRemoved) }),
-        None => Ok(()),
+    if let Some((_, removed)) = used.iter().find(|(_, d)| rehearsal || d.removed_at(now)) {
+        return Err(Refused { error: removal(removed), refusal: Some(Refusal::ElementRemoved) });
     }
+    // A brownout an operator aimed at this client's use of an element: its removal's answer
+    // until the brownout ends.
+    let Some(client) = info.identity.get() else { return Ok(()) };
+    for (_, used) in &used {
+        let ends = layers.clients.element_brownout_until(version, &used.id, &client.tenant, &client.subject, now);
+        if let Some(end) = ends {
+            let retry_after = (end - now).num_seconds().max(1).to_string();
+            let error = removal(used).with_header("retry-after", retry_after);
+            return Err(Refused { error, refusal: Some(Refusal::ElementRemoved) });
+        }
+    }
+    Ok(())
 }
 
 /// The answer to a request that uses `removed`: 410 for an operation; 400 naming the

@@ -11,7 +11,8 @@ use super::super::rows::{
 use crate::core::storage::{AuditEntry, Brownout, Pin, StoreResult};
 
 const PIN_COLUMNS: &str = "tenant, version, previous, changed_at, changed_by";
-const BROWNOUT_COLUMNS: &str = "id, version, starts_at, ends_at, tenant, subject, created_at, created_by, ended_at";
+const BROWNOUT_COLUMNS: &str =
+    "id, version, starts_at, ends_at, tenant, subject, created_at, created_by, ended_at, deprecation";
 const AUDIT_COLUMNS: &str = "at, actor, action, target, before, after";
 
 fn audit_insert(audit: &AuditEntry) -> Statement<'_> {
@@ -49,6 +50,7 @@ fn brownout_from(r: &impl NamedRow) -> Result<Brownout, sqlx::Error> {
         created_at: must_time(r, "created_at")?,
         created_by: must_text(r, "created_by")?,
         ended_at: r.time("ended_at")?,
+        deprecation: r.text("deprecation")?,
     })
 }
 
@@ -101,7 +103,7 @@ pub(super) async fn brownouts_in_force<S: RowStore>(store: &S, now: DateTime<Utc
 }
 
 pub(super) async fn add_brownout<S: RowStore>(store: &S, brownout: &Brownout, audit: &AuditEntry) -> StoreResult<()> {
-    let columns = "id, version, starts_at, ends_at, tenant, subject, created_at, created_by";
+    let columns = "id, version, starts_at, ends_at, tenant, subject, created_at, created_by, deprecation";
     let add = Statement::new(
         insert("brownouts", columns),
         [
@@ -113,6 +115,7 @@ pub(super) async fn add_brownout<S: RowStore>(store: &S, brownout: &Brownout, au
             Value::Text(brownout.subject.as_deref()),
             time(brownout.created_at),
             text(&brownout.created_by),
+            Value::Text(brownout.deprecation.as_deref()),
         ],
     );
     store.write_all(&[add, audit_insert(audit)], Bound::Call).await.map(drop)

@@ -110,9 +110,11 @@ pub struct BrownoutBody {
     end: Option<String>,
     tenant: Option<String>,
     subject: Option<String>,
+    deprecation: Option<String>,
 }
 
-/// `POST /admin/brownouts {"version": 1, "start", "end", "tenant"?, "subject"?}`.
+/// `POST /admin/brownouts {"version": 1, "start", "end", "tenant"?, "subject"?}`, or with
+/// `"deprecation": "<id>"` in place of `version`: the requests that use that element.
 #[handler]
 pub async fn create_brownout(
     workbench: Data<&Arc<Workbench>>,
@@ -126,6 +128,7 @@ pub async fn create_brownout(
         end: body.end,
         tenant: body.tenant,
         subject: body.subject,
+        deprecation: body.deprecation,
     };
     let known = |v: u16| workbench.registry.versions().any(|n| n == v);
     let brownout = workbench
