@@ -304,27 +304,43 @@ pub fn get_admin_deprecations_id_readiness(_: &Context) -> Value {
                "acknowledged": {"type": "boolean"}}),
         &["tenant", "subject", "requests", "lastUsed", "acknowledged"],
     );
+    readiness(
+        "Whether an element deprecated inside its version can be removed without breaking a client that used it within the window.",
+        ("deprecation", json!({"name": "id", "in": "path", "required": true, "schema": string()}), string()),
+        client,
+        "No such deprecation",
+    )
+}
+
+/// A readiness question's operation (README "Deciding a sunset"): of what `of` names (its key in
+/// the answer, its path parameter, its schema), the blocking clients as `client` describes them.
+fn readiness(summary: &str, of: (&str, Value, Value), client: Value, not_found: &str) -> Value {
+    let (key, parameter, schema) = of;
     let day = object(
         json!({"day": {"type": "string", "format": "date"}, "requests": {"type": "integer"}}),
         &["day", "requests"],
     );
-    json!({"summary": "Whether an element deprecated inside its version can be removed without breaking a client that used it within the window.",
+    let mut properties = serde_json::Map::new();
+    properties.insert(key.to_string(), schema);
+    let rest = json!({"sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
+        "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
+        "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"},
+            "acknowledged": {"type": "integer"}}), &["seen", "blocking", "acknowledged"]),
+        "requestsPerDay": {"type": "array", "items": day},
+        "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))});
+    properties.extend(rest.as_object().cloned().unwrap_or_default());
+    let required =
+        [key, "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"];
+    json!({"summary": summary,
     "tags": ["migration"],
-    "parameters": [{"name": "id", "in": "path", "required": true, "schema": string()},
+    "parameters": [parameter,
         {"name": "window", "in": "query", "required": false, "description": "Days, today included (default 7).",
          "schema": {"type": "integer", "minimum": 1, "maximum": 90}},
         {"name": "limit", "in": "query", "required": false,
          "description": "Blocking clients listed, the busiest first (default 100); clients counts them all.",
          "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
-    "responses": {"200": answer("The verdict", Some(object(
-        json!({"deprecation": string(), "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
-               "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
-               "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"},
-                   "acknowledged": {"type": "integer"}}), &["seen", "blocking", "acknowledged"]),
-               "requestsPerDay": {"type": "array", "items": day},
-               "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))}),
-        &["deprecation", "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"]))),
-        "400": validation(), "404": answer("No such deprecation", None)}})
+    "responses": {"200": answer("The verdict", Some(object(Value::Object(properties), &required))),
+        "400": validation(), "404": answer(not_found, None)}})
 }
 
 /// The version the migration tools describe when none is named.
@@ -380,27 +396,14 @@ pub fn get_admin_versions_version_readiness(_: &Context) -> Value {
                "acknowledged": {"type": "boolean"}}),
         &["tenant", "subject", "status", "requests", "lastRequest", "mustChange", "acknowledged"],
     );
-    let day = object(
-        json!({"day": {"type": "string", "format": "date"}, "requests": {"type": "integer"}}),
-        &["day", "requests"],
-    );
-    json!({"summary": "Whether the version can be turned off without breaking a client that called it within the window.",
-    "tags": ["migration"],
-    "parameters": [{"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-        {"name": "window", "in": "query", "required": false, "description": "Days, today included (default 7).",
-         "schema": {"type": "integer", "minimum": 1, "maximum": 90}},
-        {"name": "limit", "in": "query", "required": false,
-         "description": "Blocking clients listed, the busiest first (default 100); clients counts them all.",
-         "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
-    "responses": {"200": answer("The verdict", Some(object(
-        json!({"version": {"type": "integer"}, "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
-               "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
-               "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"},
-                   "acknowledged": {"type": "integer"}}), &["seen", "blocking", "acknowledged"]),
-               "requestsPerDay": {"type": "array", "items": day},
-               "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))}),
-        &["version", "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"]))),
-        "400": validation(), "404": answer("No such version", None)}})
+    let version =
+        json!({"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}});
+    readiness(
+        "Whether the version can be turned off without breaking a client that called it within the window.",
+        ("version", version, json!({"type": "integer"})),
+        client,
+        "No such version",
+    )
 }
 
 /// `GET /.well-known/api-catalog`.

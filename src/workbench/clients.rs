@@ -30,7 +30,8 @@ impl ClientRecords for Workbench {
         subject: &str,
         now: DateTime<Utc>,
     ) -> Option<DateTime<Utc>> {
-        Workbench::element_brownout_until(self, version, id, tenant, subject, now)
+        let brownouts = self.brownouts.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        brownouts.get(&version)?.iter().find(|b| b.refuses_element(id, tenant, subject, now)).map(|b| b.until())
     }
 
     async fn established(

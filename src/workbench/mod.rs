@@ -112,20 +112,6 @@ impl Workbench {
         brownouts.get(&version)?.iter().find(|b| b.refuses(version, tenant, subject, now)).cloned()
     }
 
-    /// When a brownout an operator aimed at this client's use of the element `id` (of
-    /// `version`) ends, if one holds now.
-    pub fn element_brownout_until(
-        &self,
-        version: u16,
-        id: &str,
-        tenant: &str,
-        subject: &str,
-        now: DateTime<Utc>,
-    ) -> Option<DateTime<Utc>> {
-        let brownouts = self.brownouts.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-        brownouts.get(&version)?.iter().find(|b| b.refuses_element(id, tenant, subject, now)).map(Brownout::until)
-    }
-
     /// Reads the pins and the brownouts in force that operators set (through any instance).
     pub async fn refresh(&self) -> Result<(), CoreError> {
         let now = self.now();

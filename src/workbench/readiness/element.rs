@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::Serialize;
 
-use super::{DayRequests, MAX_WINDOW, projected_last_day};
+use super::{ClientTotals, DayRequests, MAX_WINDOW, projected_last_day};
 use crate::{
     core::{
         CoreError,
@@ -66,13 +66,6 @@ pub struct BlockingClient {
     pub requests: u64,
     pub last_used: String,
     pub acknowledged: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ClientTotals {
-    pub seen: u64,
-    pub blocking: u64,
-    pub acknowledged: u64,
 }
 
 /// The element's readiness over the last `window` UTC days, today included.
