@@ -247,7 +247,7 @@ async fn sunset_check(
                 let question = element::Question { deprecation: id, window, limit, now };
                 let answer = element::answer(store.as_ref(), None, &registry, question).await?;
                 let answer = answer.map_err(|why| cannot_tell(&why))?;
-                (serde_json::to_string(&answer)?, element::report(&answer), answer.ready)
+                (serde_json::to_string(&answer)?, readiness::report_element(&answer), answer.ready)
             }
             (version, None) => {
                 let version = version.ok_or_else(|| anyhow::anyhow!("name --version or --deprecation"))?;

@@ -284,14 +284,7 @@ impl<S: RowStore> NoticeStore for S {
         sunset_at: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let upsert = Statement::new(
-            format!(
-                "{} ON CONFLICT (version, tenant, subject) DO UPDATE SET sunset_at = $4, acknowledged_at = $5",
-                insert("sunset_acknowledgements", "version, tenant, subject, sunset_at, acknowledged_at")
-            ),
-            [version(of), text(&client.tenant), text(&client.subject), time(sunset_at), time(at)],
-        );
-        self.write_all(&[upsert], Bound::Call).await.map(drop)
+        self.write_all(&[accept(Accepted::Version, version(of), client, sunset_at, at)], Bound::Call).await.map(drop)
     }
 
     async fn acknowledged(&self, of: u16, sunset_at: DateTime<Utc>, clients: &[Client]) -> StoreResult<Vec<Client>> {
@@ -304,22 +297,11 @@ impl<S: RowStore> NoticeStore for S {
             [version(of), time(sunset_at)],
             keys,
         );
-        read(self, statement, |r| {
-            Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
-        })
-        .await
+        read(self, statement, client_of).await
     }
 
     async fn acknowledgements(&self, of: u16, sunset_at: DateTime<Utc>) -> StoreResult<Vec<Client>> {
-        let statement = Statement::new(
-            "SELECT tenant, subject FROM sunset_acknowledgements WHERE version = $1 AND sunset_at = $2 \
-             ORDER BY tenant, subject",
-            [version(of), time(sunset_at)],
-        );
-        read(self, statement, |r| {
-            Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
-        })
-        .await
+        read(self, accepted_by(Accepted::Version, version(of), sunset_at), client_of).await
     }
 
     async fn acknowledge_element(
@@ -329,25 +311,60 @@ impl<S: RowStore> NoticeStore for S {
         sunset_at: DateTime<Utc>,
         at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let upsert = Statement::new(
-            format!(
-                "{} ON CONFLICT (deprecation, tenant, subject) DO UPDATE SET sunset_at = $4, acknowledged_at = $5",
-                insert("element_acknowledgements", "deprecation, tenant, subject, sunset_at, acknowledged_at")
-            ),
-            [text(deprecation), text(&client.tenant), text(&client.subject), time(sunset_at), time(at)],
-        );
+        let upsert = accept(Accepted::Element, text(deprecation), client, sunset_at, at);
         self.write_all(&[upsert], Bound::Call).await.map(drop)
     }
 
     async fn element_acknowledgements(&self, deprecation: &str, sunset_at: DateTime<Utc>) -> StoreResult<Vec<Client>> {
-        let statement = Statement::new(
-            "SELECT tenant, subject FROM element_acknowledgements WHERE deprecation = $1 AND sunset_at = $2 \
-             ORDER BY tenant, subject",
-            [text(deprecation), time(sunset_at)],
-        );
-        read(self, statement, |r| {
-            Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
-        })
-        .await
+        read(self, accepted_by(Accepted::Element, text(deprecation), sunset_at), client_of).await
     }
+}
+
+/// What a sunset acknowledgement is of: a version's, or an element's (README "Deprecating an
+/// element"): each has its table, keyed by it and the client.
+#[derive(Clone, Copy)]
+enum Accepted {
+    Version,
+    Element,
+}
+
+impl Accepted {
+    /// Its table and its key's first column.
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Accepted::Version => ("sunset_acknowledgements", "version"),
+            Accepted::Element => ("element_acknowledgements", "deprecation"),
+        }
+    }
+}
+
+/// Records that `client`'s owners accept `sunset_at` for `of` (a later one replaces it).
+fn accept<'a>(
+    what: Accepted,
+    of: Value<'a>,
+    client: &'a Client,
+    sunset_at: DateTime<Utc>,
+    at: DateTime<Utc>,
+) -> Statement<'a> {
+    let (table, key) = what.table();
+    Statement::new(
+        format!(
+            "{} ON CONFLICT ({key}, tenant, subject) DO UPDATE SET sunset_at = $4, acknowledged_at = $5",
+            insert(table, &format!("{key}, tenant, subject, sunset_at, acknowledged_at"))
+        ),
+        [of, text(&client.tenant), text(&client.subject), time(sunset_at), time(at)],
+    )
+}
+
+/// Every client that accepted `sunset_at` for `of`.
+fn accepted_by(what: Accepted, of: Value<'_>, sunset_at: DateTime<Utc>) -> Statement<'_> {
+    let (table, key) = what.table();
+    Statement::new(
+        format!("SELECT tenant, subject FROM {table} WHERE {key} = $1 AND sunset_at = $2 ORDER BY tenant, subject"),
+        [of, time(sunset_at)],
+    )
+}
+
+fn client_of(r: &impl NamedRow) -> Result<Client, sqlx::Error> {
+    Ok(Client { tenant: must_text(r, "tenant")?.into(), subject: must_text(r, "subject")?.into() })
 }

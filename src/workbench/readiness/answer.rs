@@ -15,11 +15,13 @@ use crate::{
 /// Days looked back over when none are named.
 pub const DEFAULT_WINDOW: u32 = 7;
 
-/// Why readiness cannot be told: a bad window, or a version that is not served.
+/// Why readiness cannot be told: a bad window, a version that is not served, or an element no
+/// version declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unanswerable {
     Window,
     UnknownVersion,
+    UnknownDeprecation,
 }
 
 impl std::fmt::Display for Unanswerable {
@@ -27,6 +29,7 @@ impl std::fmt::Display for Unanswerable {
         match self {
             Unanswerable::Window => write!(f, "the window must be 1 to {MAX_WINDOW} days"),
             Unanswerable::UnknownVersion => write!(f, "no such version is served"),
+            Unanswerable::UnknownDeprecation => write!(f, "no version declares such a deprecation"),
         }
     }
 }

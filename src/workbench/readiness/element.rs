@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::Serialize;
 
-use super::{ClientTotals, DayRequests, MAX_WINDOW, projected_last_day};
+use super::{ClientTotals, DayRequests, MAX_WINDOW, Unanswerable, projected_last_day};
 use crate::{
     core::{
         CoreError,
@@ -18,22 +18,6 @@ use crate::{
     registry::{Registry, lifecycle::whole_days_left},
     workbench::counting::Counting,
 };
-
-/// Why an element's readiness cannot be told.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unanswerable {
-    Window,
-    UnknownDeprecation,
-}
-
-impl std::fmt::Display for Unanswerable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unanswerable::Window => write!(f, "the window must be 1 to {MAX_WINDOW} days"),
-            Unanswerable::UnknownDeprecation => write!(f, "no version declares such a deprecation"),
-        }
-    }
-}
 
 pub struct Question<'q> {
     pub deprecation: &'q str,
@@ -165,36 +149,4 @@ pub async fn answer(
             .map(|(day, n)| DayRequests { day: day.to_string(), requests: n })
             .collect(),
     }))
-}
-
-/// The verdict and the busiest blocking clients (at most [`super::REPORTED`]) for a pipeline's log.
-pub fn report(answer: &Answer) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let (id, window, count) = (&answer.deprecation, answer.window, answer.clients.blocking);
-    if answer.ready {
-        let _ = writeln!(out, "{id} is ready to remove: no client used it in the last {window} days.");
-    } else {
-        let _ = writeln!(out, "{id} is NOT ready to remove: {count} client(s) used it in the last {window} days.");
-    }
-    if let Some(sunset) = &answer.sunset_at {
-        let days_left = answer.days_left.map_or_else(|| "null".to_string(), |d| d.to_string());
-        let _ = writeln!(out, "Sunset: {sunset} ({days_left} days left).");
-    }
-    if count > 0 {
-        let _ = writeln!(out, "{} of them acknowledged the sunset date.", answer.clients.acknowledged);
-    }
-    if let Some(day) = &answer.projected_last_day {
-        let _ = writeln!(out, "At the current decline its use reaches zero on {day}.");
-    }
-    let shown = &answer.blocking[..answer.blocking.len().min(super::REPORTED)];
-    for b in shown {
-        let acknowledged = if b.acknowledged { ", sunset acknowledged" } else { "" };
-        let _ =
-            writeln!(out, "  {}/{}: {} requests, last {}{acknowledged}", b.tenant, b.subject, b.requests, b.last_used);
-    }
-    if let Some(more) = count.checked_sub(shown.len() as u64).filter(|more| *more > 0) {
-        let _ = writeln!(out, "  … and {more} more (see GET /admin/deprecations/{id}/readiness).");
-    }
-    out
 }

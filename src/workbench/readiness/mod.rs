@@ -23,7 +23,7 @@ use crate::core::{
 };
 
 pub use answer::{Answer, ClientTotals, DEFAULT_WINDOW, DayRequests, Question, Unanswerable, answer};
-pub use report::{REPORTED, report};
+pub use report::{REPORTED, report, report_element};
 
 /// The longest window readiness looks back over, in days: usage is kept at least that long.
 pub const MAX_WINDOW: u32 = crate::settings::MIN_USAGE_RETENTION_DAYS;

@@ -41,11 +41,7 @@ pub async fn of_version(
     let question = Question { version, window, limit, now: workbench.now() };
     let workbench = &workbench;
     let answer = readiness::answer(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
-    match answer.map_err(ApiError::from)? {
-        Ok(answer) => Ok(Json(answer)),
-        Err(Unanswerable::Window) => Err(bad_window().into()),
-        Err(Unanswerable::UnknownVersion) => Err(ApiError::new(Kind::NotFound).into()),
-    }
+    Ok(Json(answer.map_err(ApiError::from)?.map_err(refused)?))
 }
 
 /// The window asked for (a bad one is told by the answer, as the command tells it), and the limit.
@@ -58,8 +54,12 @@ fn window_and_limit(query: &ReadinessQuery) -> Result<(u32, usize), ApiError> {
     Ok((window, limit))
 }
 
-fn bad_window() -> ApiError {
-    ApiError::validation(vec![FieldError::parameter("window", Rule::Invalid)])
+/// 400 for a bad window, 404 for what no version has.
+fn refused(why: Unanswerable) -> ApiError {
+    match why {
+        Unanswerable::Window => ApiError::validation(vec![FieldError::parameter("window", Rule::Invalid)]),
+        Unanswerable::UnknownVersion | Unanswerable::UnknownDeprecation => ApiError::new(Kind::NotFound),
+    }
 }
 
 /// `GET /admin/deprecations/<id>/readiness?window=<days>&limit=<clients>`: 404 for an id no
@@ -74,9 +74,5 @@ pub async fn of_deprecation(
     let question = element::Question { deprecation: &id, window, limit, now: workbench.now() };
     let workbench = &workbench;
     let answer = element::answer(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
-    match answer.map_err(ApiError::from)? {
-        Ok(answer) => Ok(Json(answer)),
-        Err(element::Unanswerable::Window) => Err(bad_window().into()),
-        Err(element::Unanswerable::UnknownDeprecation) => Err(ApiError::new(Kind::NotFound).into()),
-    }
+    Ok(Json(answer.map_err(ApiError::from)?.map_err(refused)?))
 }
