@@ -162,6 +162,15 @@ pub fn deprecation_page(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Resu
         |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
     let changelog = layers.registry.changelog(number).unwrap_or("");
     let notes = changelog.replace('&', "&amp;").replace('<', "&lt;");
+    // What is deprecated inside this version or the one a migrating client moves to.
+    let elements: String = [number, successor]
+        .iter()
+        .map(|v| crate::deprecations::page::release_notes(*v, &crate::deprecations::routes::entries(&layers, *v)))
+        .collect();
+    let elements = match elements.is_empty() {
+        true => String::new(),
+        false => format!("<h2>Deprecated inside a version</h2><ul>{elements}</ul>"),
+    };
     Ok(Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tandem API v{number} deprecation</title></head>\
          <body><h1>Tandem API version {number} is being retired</h1>\
@@ -177,7 +186,7 @@ pub fn deprecation_page(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Resu
          rehearsals and brownout refusals, and each v{number} route you call with its successor, the breaking \
          changes that touch it (<code>changes</code>) and those your own requests met (<code>exposures</code>, \
          with how often). The changes are described at <a href=\"/api/v{successor}/changes\">/api/v{successor}/changes</a>.</p>\
-         <pre>{notes}</pre></body></html>",
+         {elements}<pre>{notes}</pre></body></html>",
         date(lifecycle.deprecated_at),
         date(lifecycle.sunset_at),
     )))

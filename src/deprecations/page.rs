@@ -1,10 +1,41 @@
 //! The HTML page of a version's deprecated elements, one section per element under its id:
-//! the target of each deprecation's `Link` header. Its style inline; nothing fetched.
+//! the target of each deprecation's `Link` header. Its style inline; nothing fetched. Also the
+//! lines a version's release notes list them with.
 
 use std::fmt::Write;
 
 use super::catalogue::{Entry, State};
 use crate::encoding::html_escaped as escape;
+
+/// What an entry retires: "the parameter `page` of `GET /api/v2/users`" (HTML).
+fn what(entry: &Entry) -> String {
+    match &entry.element.name {
+        Some(name) => {
+            format!("{} <code>{}</code> of <code>{}</code>", entry.element.kind, escape(name), escape(&entry.operation))
+        }
+        None => format!("the operation <code>{}</code>", escape(&entry.operation)),
+    }
+}
+
+/// The release notes' lines for the elements deprecated inside `version`, each linking to its
+/// section of [`page`]: `<li>` items, none when nothing is declared.
+pub fn release_notes(version: u16, entries: &[Entry]) -> String {
+    let mut out = String::new();
+    for entry in entries {
+        let sunset =
+            entry.sunset_at.as_deref().map_or("no removal date yet".to_string(), |s| format!("removed at {s}"));
+        let _ = write!(
+            out,
+            "<li>{}: version {version} deprecates {} ({sunset}); use instead: {}. \
+             <a href=\"/docs/v{version}/deprecations#{id}\">{id}</a></li>",
+            entry.deprecated_at,
+            what(entry),
+            escape(&entry.replacement),
+            id = escape(&entry.id),
+        );
+    }
+    out
+}
 
 pub fn page(version: u16, entries: &[Entry]) -> String {
     let mut out = String::new();
@@ -21,15 +52,7 @@ pub fn page(version: u16, entries: &[Entry]) -> String {
         let _ = write!(out, "<p>Nothing of version {version} is deprecated.</p>");
     }
     for entry in entries {
-        let what = match &entry.element.name {
-            Some(name) => format!(
-                "{} <code>{}</code> of <code>{}</code>",
-                entry.element.kind,
-                escape(name),
-                escape(&entry.operation)
-            ),
-            None => format!("the operation <code>{}</code>", escape(&entry.operation)),
-        };
+        let what = what(entry);
         let when = match (entry.state, &entry.sunset_at) {
             (State::Removed, Some(sunset)) => format!("Removed since {sunset}."),
             (_, Some(sunset)) => format!("Deprecated from {}; removed at {sunset}.", entry.deprecated_at),

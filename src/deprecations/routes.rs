@@ -25,7 +25,8 @@ fn version_of(req: &Request) -> Result<u16, ApiError> {
     digits.and_then(|d| d.parse().ok()).ok_or_else(|| ApiError::new(Kind::NotFound))
 }
 
-fn entries(layers: &Layers, version: u16) -> Vec<Entry> {
+/// What version `version` declares deprecated inside it, as the catalogue shows it now.
+pub fn entries(layers: &Layers, version: u16) -> Vec<Entry> {
     let now = (layers.clock)();
     let declared = layers.registry.entry(version).map_or(&[][..], |e| &e.deprecations);
     declared.iter().map(|d| Entry::of(d, now)).collect()
