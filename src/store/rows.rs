@@ -168,8 +168,21 @@ pub(crate) trait RowSnapshot: Send {
     /// The rows one statement reads.
     async fn read(&mut self, statement: &Statement<'_>) -> StoreResult<Vec<Self::Row>>;
 
+    /// The rows one statement reads (no [`ROWS`]), handed to `each` one by one as they arrive,
+    /// never all held; the read goes on when the future `each` returns is done, and stops when it
+    /// answers false. The whole read has no bound: the first row (which may wait for the whole
+    /// result to be sorted) must come within [`Bound::Batch`]'s, each next within the snapshot's.
+    async fn read_each(
+        &mut self,
+        statement: &Statement<'_>,
+        each: &mut (dyn FnMut(Self::Row) -> Each + Send),
+    ) -> StoreResult<()>;
+
     async fn finish(self) -> StoreResult<()>;
 }
+
+/// What [`RowSnapshot::read_each`] waits for before the next row: whether to go on.
+pub(crate) type Each = futures_util::future::BoxFuture<'static, bool>;
 
 /// A backend that runs [`Statement`]s.
 #[async_trait]

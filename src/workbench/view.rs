@@ -3,7 +3,10 @@
 //! client's record, a page of everyone's, readiness's ranking, and a page of usage. Each reads
 //! what it answers through an index, plus one lookup per client this instance still holds.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    sync::Arc,
+};
 
 use chrono::{DateTime, NaiveDate, Utc};
 
@@ -14,8 +17,8 @@ use super::{
 use crate::core::{
     CoreError,
     storage::{
-        Activity, Client, ClientFilter, ClientSummary, Place, Status, StatusCounts, Store, UsageRow, Window, Windowed,
-        WorkbenchSnapshot,
+        Activity, Client, ClientFilter, ClientRows, ClientSummary, Place, Status, StatusCounts, Store, UsageRow,
+        UseKind, Window, Windowed, WorkbenchSnapshot,
     },
 };
 
@@ -182,6 +185,121 @@ pub async fn everyone(
     }
     let records = candidates.iter().map(|s| ClientRecord::of(&s.client(), Some(s), &operations, now)).collect();
     Ok(Page { counts, records, next })
+}
+
+/// A client's record with its uses, ever, of each deprecated element (most first, then by id).
+pub struct Listed {
+    pub record: ClientRecord,
+    pub elements: Vec<(Arc<str>, u64)>,
+}
+
+/// Every client of `versions.version` the filter admits, in (tenant, subject) order, sent
+/// `per_page` at a time into `pages` as the store's one read of every client's rows goes (a
+/// full channel holds the read back: memory stays a few pages', however many clients there
+/// are). This instance's unwritten counts join as in [`everyone`]: a held client's summary is
+/// the merged one and its unwritten rows are added to its stored ones; a held client the store
+/// does not have yet takes its place in the order. Ends after the last client, or when `pages`
+/// closes.
+pub async fn every_record(
+    store: &dyn Store,
+    counting: &Counting,
+    versions: &Versions,
+    filter: &ClientFilter,
+    per_page: usize,
+    now: DateTime<Utc>,
+    pages: tokio::sync::mpsc::Sender<Vec<Listed>>,
+) -> Result<(), CoreError> {
+    let version = versions.version;
+    let held = counting.held(|b| b.clients_on(version, versions.successor).map(|(k, c)| (k, c.clone())).collect());
+    let mut snapshot = store.snapshot().await?;
+    let unwritten = unwritten(Some(counting), &mut snapshot, Some(held)).await?;
+    let Merged { merged, .. } = merged_summaries(&mut snapshot, versions, &unwritten).await?;
+    let mut walk = Walk {
+        versions,
+        filter,
+        now,
+        held: merged.into_iter().collect(),
+        unwritten: &unwritten,
+        page: Vec::with_capacity(per_page),
+        per_page,
+        pages,
+    };
+    snapshot
+        .every_client(version, &versions.all, filter, now, &mut |rows| {
+            walk.before(&rows.client);
+            walk.add(rows);
+            walk.send(false)
+        })
+        .await?;
+    if walk.pages.is_closed() {
+        // Its reader went away: the snapshot is rolled back as it is dropped.
+        return Ok(());
+    }
+    snapshot.finish().await?;
+    walk.rest();
+    walk.send(true).await;
+    Ok(())
+}
+
+/// The walk over every client: the held clients still to place, and the page being filled.
+struct Walk<'w> {
+    versions: &'w Versions,
+    filter: &'w ClientFilter,
+    now: DateTime<Utc>,
+    /// Held clients (their merged summaries) not yet listed, by client as the store's read goes.
+    held: BTreeMap<Client, ClientSummary>,
+    unwritten: &'w HashMap<Client, ClientCounts>,
+    page: Vec<Listed>,
+    per_page: usize,
+    pages: tokio::sync::mpsc::Sender<Vec<Listed>>,
+}
+
+impl Walk<'_> {
+    /// Lists the held clients the store has no rows of that come before `client`.
+    fn before(&mut self, client: &Client) {
+        while let Some((first, _)) = self.held.first_key_value().filter(|(k, _)| *k < client) {
+            let first = first.clone();
+            self.add(ClientRows::of(first));
+        }
+    }
+
+    /// Lists the held clients left after the store's last.
+    fn rest(&mut self) {
+        while let Some((first, _)) = self.held.first_key_value() {
+            let first = first.clone();
+            self.add(ClientRows::of(first));
+        }
+    }
+
+    /// Lists one client: its stored rows, with what this instance holds of it.
+    fn add(&mut self, mut rows: ClientRows) {
+        let client = rows.client.clone();
+        if let Some(counts) = self.unwritten.get(&client) {
+            rows.summary = self.held.remove(&client);
+            add_rows(&mut rows.operations, buffered_operations(&client, counts, self.versions.version));
+            for used in counts.element_uses(&client).filter(|u| u.kind == UseKind::Use) {
+                match rows.elements.iter_mut().find(|(id, _)| *id == used.deprecation) {
+                    Some((_, n)) => *n += used.requests,
+                    None => rows.elements.push((used.deprecation, used.requests)),
+                }
+            }
+        }
+        let Some(summary) = rows.summary.filter(|s| self.filter.admits(s, self.now)) else { return };
+        rows.elements.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let record = ClientRecord::of(&client, Some(&summary), &rows.operations, self.now);
+        self.page.push(Listed { record, elements: rows.elements });
+    }
+
+    /// Sends the page once it is full (`last`: whatever it holds); the future says whether to go on.
+    fn send(&mut self, last: bool) -> futures_util::future::BoxFuture<'static, bool> {
+        use futures_util::FutureExt;
+        if self.page.is_empty() || (!last && self.page.len() < self.per_page) {
+            return async { true }.boxed();
+        }
+        let page = std::mem::replace(&mut self.page, Vec::with_capacity(self.per_page));
+        let pages = self.pages.clone();
+        async move { pages.send(page).await.is_ok() }.boxed()
+    }
 }
 
 /// A client that blocks a sunset: answered within the window.

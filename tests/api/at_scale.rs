@@ -240,12 +240,15 @@ async fn the_csv_is_every_page(backend: Backend) {
     let mut lines = csv.text.lines();
     assert_eq!(
         lines.next(),
-        Some("tenant,subject,status,method,route,requests,firstSeen,lastSeen,changes,exposures,successor")
+        Some("tenant,subject,status,method,route,requests,firstSeen,lastSeen,changes,exposures,successor,deprecations")
     );
-    // One row per client and route, clients in the pages' order, routes as each record lists them.
-    let expected: Vec<String> = pages
-        .iter()
-        .flatten()
+    // One row per client and route, every client of the pages in (tenant, subject) order,
+    // routes as each record lists them.
+    let mut records: Vec<&Value> = pages.iter().flatten().collect();
+    let client = |r: &Value| (r["tenant"].as_str().unwrap().to_string(), r["subject"].as_str().unwrap().to_string());
+    records.sort_by_key(|r| client(r));
+    let expected: Vec<String> = records
+        .into_iter()
         .flat_map(|r| {
             r["routes"]
                 .as_array()
@@ -272,6 +275,8 @@ async fn the_csv_is_every_page(backend: Backend) {
                         &changes.join(" "),
                         &exposures.join(" "),
                         route["successor"].as_str().unwrap(),
+                        // No element is declared: the client's uses of elements, none.
+                        "",
                     ]
                     .join(",")
                 })

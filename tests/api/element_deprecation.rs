@@ -95,6 +95,13 @@ async fn declared_elements_are_announced_in_the_document_and_the_catalogue(backe
     assert!(page.header("content-type").is_some_and(|c| c.starts_with("text/html")), "{page:?}");
     assert!(page.text.contains("<section id=\"offset-paging\">"), "{}", page.text);
     assert!(page.text.contains("&lt;nextCursor&gt;") && !page.text.contains("<nextCursor>"), "{}", page.text);
+    // v1's release notes (the page its Link points to) list what its successor deprecates.
+    let notes = app.get("/docs/v1/deprecation").await.text;
+    let line = "<li>2026-06-01T00:00:00Z: version 2 deprecates parameter <code>page</code> of \
+                <code>GET /api/v2/users</code> (removed at 2027-03-01T00:00:00Z); use instead: the cursor \
+                parameter. <a href=\"/docs/v2/deprecations#offset-paging\">offset-paging</a></li>";
+    assert!(notes.contains(line), "{notes}");
+    assert!(notes.contains("#age-input\">age-input</a></li></ul>"), "{notes}");
 
     // The document marks exactly the declared elements.
     let document: Value = app.get("/api/v2/openapi.json").await.json();
@@ -280,6 +287,8 @@ async fn the_clients_that_use_an_element_are_counted_once_and_shown_it(backend: 
         as_client(app, &bot, Method::GET, "/api/v2/users?page=0", None).await.assert_status(200);
     }
     as_client(&a, &web, Method::GET, "/api/v2/users", None).await.assert_status(200);
+    // ci-bot still calls v1 too: everyone's migration lists it, with its uses of elements.
+    as_client(&a, &bot, Method::GET, "/api/v1/users", None).await.assert_status(200);
     let dry = a
         .client
         .post(a.url("/api/v2/users"))
@@ -323,6 +332,17 @@ async fn the_clients_that_use_an_element_are_counted_once_and_shown_it(backend: 
                 "written: {written}"
             );
             assert_eq!((used["version"].clone(), used["state"].clone()), (json!(2), json!("deprecated")));
+            // The CSV of v1's clients: ci-bot's row ends with its uses of elements, this
+            // instance's own until both are written (b has not seen ci-bot on v1 until then).
+            let csv = app.get("/admin/migration?version=1&format=csv").await.text;
+            let row = csv.lines().find(|l| l.contains(",ci-bot,"));
+            match (app.url("/") == a.url("/"), written) {
+                (false, false) => assert_eq!(row, None, "{csv}"),
+                _ => assert!(
+                    row.is_some_and(|r| r.ends_with(&format!(",/api/v2/users,offset-paging:{requests}"))),
+                    "written: {written}: {csv}"
+                ),
+            }
             let unused = of("age-input");
             assert_eq!(
                 (unused["clients"].clone(), unused["requests"].clone(), unused["lastUsed"].clone()),

@@ -403,7 +403,10 @@ async fn everyone_at_risk_first_with_a_summary_and_a_csv(backend: Backend) {
     csv.assert_status(200);
     assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
     let lines: Vec<&str> = csv.text.lines().collect();
-    assert_eq!(lines[0], "tenant,subject,status,method,route,requests,firstSeen,lastSeen,changes,exposures,successor");
+    assert_eq!(
+        lines[0],
+        "tenant,subject,status,method,route,requests,firstSeen,lastSeen,changes,exposures,successor,deprecations"
+    );
     assert_eq!(lines.len(), 5, "{}", csv.text);
     assert!(
         lines[1]
@@ -412,7 +415,7 @@ async fn everyone_at_risk_first_with_a_summary_and_a_csv(backend: Backend) {
         lines[1]
     );
     // Reading `/users` meets no change a request must make: the exposures column is empty.
-    assert!(lines[1].ends_with("keyset-slices,,/api/v2/users"), "{}", lines[1]);
+    assert!(lines[1].ends_with("keyset-slices,,/api/v2/users,"), "{}", lines[1]);
     assert_eq!(app.get("/admin/migration?version=1&format=csv").await.text, csv.text);
     assert_eq!(app.get("/admin/migration?version=1&format=xml").await.status, 400);
     assert_eq!(app.get("/admin/migration?version=2").await.error_codes(), vec![("version".into(), "one_of".into())]);

@@ -18,10 +18,10 @@ pub use notices::{Endpoint, Format, Leased, NewNotice, Notice, NoticeFilter, Not
 pub use ops::OpsStore;
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
-    Activity, AuditEntry, Batch, Brownout, Client, ClientFilter, ClientRoute, ClientSummary, DetailActivity,
-    ElementTotals, ElementUse, ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE, RouteActivity, Status,
-    StatusCounts, UsageRow, UseKind, VersionActivity, VersionCounts, Window, Windowed, WorkbenchSnapshot,
-    WorkbenchStore, Written,
+    Activity, AuditEntry, Batch, Brownout, Client, ClientFilter, ClientRoute, ClientRows, ClientSummary,
+    DetailActivity, ElementTotals, ElementUse, ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE,
+    RouteActivity, Status, StatusCounts, UsageRow, UseKind, VersionActivity, VersionCounts, Window, Windowed,
+    WorkbenchSnapshot, WorkbenchStore, Written,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;

@@ -199,6 +199,24 @@ pub struct ElementUse {
     pub last_used: DateTime<Utc>,
 }
 
+/// One client's rows on a version, as [`WorkbenchSnapshot::every_client`] hands them over.
+#[derive(Debug)]
+pub struct ClientRows {
+    pub client: Client,
+    /// Its summary on the version; `None` when its other rows came without one.
+    pub summary: Option<ClientSummary>,
+    /// Its operations on the version, their exposures, and its dry runs on any version (no details).
+    pub operations: Activity,
+    /// Its uses ever of each deprecated element: (element, requests).
+    pub elements: Vec<(Arc<str>, u64)>,
+}
+
+impl ClientRows {
+    pub fn of(client: Client) -> Self {
+        ClientRows { client, summary: None, operations: Activity::default(), elements: Vec::new() }
+    }
+}
+
 /// One element's uses by every client since some day: distinct clients, requests, and the last.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ElementTotals {
@@ -459,6 +477,20 @@ pub trait WorkbenchSnapshot: Send {
 
     /// The uses (kind `use`) on or after `since` of any element by the clients named.
     async fn element_uses(&mut self, clients: &[Client], since: NaiveDate) -> StoreResult<Vec<ElementUse>>;
+
+    /// Every client of `version` with its rows ([`ClientRows`]), in (tenant, subject) order and
+    /// in one read, each handed to `each` as its rows arrive: the future it returns is awaited
+    /// before the next (a slow reader slows the read, memory stays a client's), and `false`
+    /// stops. `filter`'s status is the stored summary's: a client it leaves out comes with its
+    /// other rows and no summary.
+    async fn every_client(
+        &mut self,
+        version: u16,
+        versions: &[u16],
+        filter: &ClientFilter,
+        now: DateTime<Utc>,
+        each: &mut (dyn FnMut(ClientRows) -> futures_util::future::BoxFuture<'static, bool> + Send),
+    ) -> StoreResult<()>;
 
     /// The element's uses by every client: distinct clients last using it at or after `since`,
     /// and its requests on the days from `first_day` on.

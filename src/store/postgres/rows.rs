@@ -12,7 +12,7 @@ use crate::{
     core::storage::{StoreError, StoreResult, Writes},
     store::{
         query::Dialect,
-        rows::{Bound, NamedRow, ROWS, RowSnapshot, RowStore, Statement, Value, sqlx_cells},
+        rows::{Bound, Each, NamedRow, ROWS, RowSnapshot, RowStore, Statement, Value, sqlx_cells},
         timed,
         traced::traced,
     },
@@ -171,6 +171,54 @@ impl RowSnapshot for PgSnapshot<'_> {
             Err(_) => {
                 self.conn = None;
                 Err(StoreError::Unavailable(format!("no answer within {} ms", self.timeout.as_millis())))
+            }
+        }
+    }
+
+    async fn read_each(
+        &mut self,
+        statement: &Statement<'_>,
+        each: &mut (dyn FnMut(PgRow) -> Each + Send),
+    ) -> StoreResult<()> {
+        use futures_util::TryStreamExt;
+        let timeout = self.timeout;
+        let lost = || StoreError::Unavailable("the snapshot was lost".into());
+        let conn = self.conn.as_mut().ok_or_else(lost)?;
+        let read = async {
+            // Local to the snapshot's transaction: the read outlasts the limit its statements have.
+            let unbounded = sqlx::query("SELECT set_config('statement_timeout', '0', true)");
+            unbounded.execute(traced(&mut **conn)).await?;
+            let mut rows = bind(statement).fetch(traced(&mut **conn));
+            let mut wait = Bound::Batch.of(timeout);
+            loop {
+                let row = match tokio::time::timeout(std::mem::replace(&mut wait, timeout), rows.try_next()).await {
+                    Ok(row) => row?,
+                    Err(_) => return Err(sqlx::Error::PoolTimedOut),
+                };
+                match row {
+                    Some(row) => {
+                        if !each(row).await {
+                            return Ok(false);
+                        }
+                    }
+                    None => return Ok(true),
+                }
+            }
+        };
+        let read: Result<bool, sqlx::Error> = read.await;
+        match read {
+            Ok(true) => Ok(()),
+            // Stopped mid-statement: the connection goes (see `read`), not the rest of the rows.
+            Ok(false) => {
+                self.conn = None;
+                Ok(())
+            }
+            Err(err) => {
+                self.conn = None;
+                Err(match err {
+                    sqlx::Error::PoolTimedOut => StoreError::Unavailable("the next row did not come in time".into()),
+                    err => classify(err),
+                })
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::{
     core::storage::{StoreResult, Writes},
     store::{
         query::Dialect,
-        rows::{Bound, NamedRow, ROWS, RowSnapshot, RowStore, Statement, Value, sqlx_cells},
+        rows::{Bound, Each, NamedRow, ROWS, RowSnapshot, RowStore, Statement, Value, sqlx_cells},
         timed,
         traced::traced,
     },
@@ -169,6 +169,27 @@ impl RowSnapshot for SqliteSnapshot {
             Ok(rows)
         })
         .await
+    }
+
+    async fn read_each(
+        &mut self,
+        statement: &Statement<'_>,
+        each: &mut (dyn FnMut(SqliteRow) -> Each + Send),
+    ) -> StoreResult<()> {
+        use futures_util::TryStreamExt;
+        let mut rows = bind(statement).fetch(traced(&mut *self.tx));
+        let mut wait = Bound::Batch.of(self.timeout);
+        loop {
+            let row = async { rows.try_next().await.map_err(classify) };
+            match timed(std::mem::replace(&mut wait, self.timeout), row).await? {
+                Some(row) => {
+                    if !each(row).await {
+                        return Ok(());
+                    }
+                }
+                None => return Ok(()),
+            }
+        }
     }
 
     async fn finish(self) -> StoreResult<()> {

@@ -252,19 +252,7 @@ fn client_usage(batch: &Batch) -> Vec<Statement<'_>> {
                     vec![version(v), text(tenant), text(subject), Value::Day(day), count(n), time(last)]
                 })
                 .collect();
-            Statement::rows(
-                "WITH u (version, tenant, subject, day, requests, last_at) AS ({rows}) \
-                 INSERT INTO client_usage (version, tenant, subject, last_at, last_day, recent) \
-                 SELECT version, tenant, subject, last_at, day, tandem_recent(ARRAY[]::BIGINT[], day, day, requests) \
-                 FROM u ORDER BY version, tenant, subject \
-                 ON CONFLICT (version, tenant, subject) DO UPDATE SET \
-                 recent = tandem_recent(client_usage.recent, client_usage.last_day, excluded.last_day, \
-                                        excluded.recent[1]), \
-                 last_day = GREATEST(client_usage.last_day, excluded.last_day), \
-                 last_at = GREATEST(client_usage.last_at, excluded.last_at)",
-                [],
-                rows,
-            )
+            Statement::rows(super::rows::add_to_windows("client_usage", "version"), [], rows)
         })
         .collect()
 }

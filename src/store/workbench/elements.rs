@@ -1,7 +1,8 @@
 //! Deprecated elements' uses (README "Deprecating an element"): the statements a batch adds
-//! them with, and the questions asked of them. Three tables, written in this order, every row
-//! in key order: each request's day (`element_usage`, every kind), each client's uses ever
-//! (`element_clients`, uses only) and each element's uses per day (`element_days`).
+//! them with, and the questions asked of them. Written in this order, every row in key order:
+//! each request's day (`element_usage`, every kind), each client's uses ever (`element_clients`,
+//! uses only), each element's uses per day (`element_days`) and, on PostgreSQL, each client's
+//! uses per window (`element_windows`).
 
 use std::collections::BTreeMap;
 
@@ -90,7 +91,36 @@ pub(super) fn statements(d: Dialect, elements: &[ElementUse]) -> Vec<Statement<'
         [],
         day_rows,
     ));
+    if d == Dialect::Postgres {
+        writes.extend(windows(&rows));
+    }
     writes
+}
+
+/// PostgreSQL keeps each client's uses per window (`element_windows`, as `client_usage` for a
+/// version): one statement per day the batch holds, each adding that day's uses to every
+/// client's windows. `rows` are in key order.
+fn windows<'r>(rows: &[&'r ElementUse]) -> Vec<Statement<'r>> {
+    /// Each client's uses of each element on one day, and the last of them.
+    type Day<'r> = BTreeMap<(&'r str, &'r Client), (u64, DateTime<Utc>)>;
+    let mut per_day: BTreeMap<NaiveDate, Day<'r>> = BTreeMap::new();
+    for u in rows.iter().filter(|u| u.kind == UseKind::Use) {
+        let cell = per_day.entry(u.day).or_default().entry((&u.deprecation, &u.client)).or_insert((0, u.last_used));
+        cell.0 += u.requests;
+        cell.1 = cell.1.max(u.last_used);
+    }
+    per_day
+        .into_iter()
+        .map(|(day, clients)| {
+            let rows = clients
+                .into_iter()
+                .map(|((id, client), (n, last))| {
+                    [vec![text(id)], client_key(client), vec![Value::Day(day), count(n), time(last)]].concat()
+                })
+                .collect();
+            Statement::rows(super::rows::add_to_windows("element_windows", "deprecation"), [], rows)
+        })
+        .collect()
 }
 
 /// Removes up to `limit` rows of days before `before` (a client's uses ever stay: they are one
@@ -165,39 +195,51 @@ pub(super) fn clients_among<'c>(deprecation: &'c str, since: DateTime<Utc>, clie
     )
 }
 
-/// Each client's uses of the element on the days from `$2` on (`$1` the element): summed from
-/// its days, through the key's (deprecation, kind, day) prefix. `clients`: only those named (`k`).
-fn windowed_sql(clients: bool) -> String {
+/// Each client's uses of the element on the days from `$2` on (`$1` the element): from each
+/// client's windows on PostgreSQL (one row a client, `element_windows`), summed from its days on
+/// SQLite (through the key's (deprecation, kind, day) prefix). `clients`: only those named (`k`).
+fn windowed_sql(d: Dialect, clients: bool) -> String {
     let (with, join) = match clients {
         true => (format!("WITH k (tenant, subject) AS ({ROWS}) "), " JOIN k USING (tenant, subject)"),
         false => (String::new(), ""),
     };
-    format!(
-        "{with}SELECT tenant, subject, CAST(sum(requests) AS BIGINT) AS requests, max(last_used) AS last_at \
-         FROM element_usage{join} WHERE deprecation = $1 AND kind = 'use' AND day >= $2 GROUP BY tenant, subject"
-    )
+    match d {
+        Dialect::Postgres => format!(
+            "{with}SELECT * FROM (SELECT tenant, subject, last_at, coalesce(recent[last_day - $2 + 1], 0) AS requests \
+             FROM element_windows{join} WHERE deprecation = $1 AND last_day >= $2) AS w WHERE requests > 0"
+        ),
+        Dialect::Sqlite => format!(
+            "{with}SELECT tenant, subject, CAST(sum(requests) AS BIGINT) AS requests, max(last_used) AS last_at \
+             FROM element_usage{join} WHERE deprecation = $1 AND kind = 'use' AND day >= $2 GROUP BY tenant, subject"
+        ),
+    }
 }
 
 /// The `$3` clients that used the element most on the days from `$2` on, most first.
-pub(super) fn busiest(deprecation: &str, first_day: NaiveDate, limit: usize) -> Statement<'_> {
+pub(super) fn busiest(d: Dialect, deprecation: &str, first_day: NaiveDate, limit: usize) -> Statement<'_> {
     Statement::new(
-        format!("{} ORDER BY requests DESC, tenant, subject LIMIT $3", windowed_sql(false)),
+        format!("{} ORDER BY requests DESC, tenant, subject LIMIT $3", windowed_sql(d, false)),
         [text(deprecation), Value::Day(first_day), count(limit as u64)],
     )
 }
 
 /// How many clients used the element on the days from `$2` on.
-pub(super) fn window_clients(deprecation: &str, first_day: NaiveDate) -> Statement<'_> {
+pub(super) fn window_clients(d: Dialect, deprecation: &str, first_day: NaiveDate) -> Statement<'_> {
     Statement::new(
-        format!("SELECT count(*) AS clients FROM ({}) AS w", windowed_sql(false)),
+        format!("SELECT count(*) AS clients FROM ({}) AS w", windowed_sql(d, false)),
         [text(deprecation), Value::Day(first_day)],
     )
 }
 
 /// The uses on the days from `$2` on of the clients named.
-pub(super) fn windowed<'c>(deprecation: &'c str, first_day: NaiveDate, clients: &'c [Client]) -> Statement<'c> {
+pub(super) fn windowed<'c>(
+    d: Dialect,
+    deprecation: &'c str,
+    first_day: NaiveDate,
+    clients: &'c [Client],
+) -> Statement<'c> {
     Statement::rows(
-        windowed_sql(true),
+        windowed_sql(d, true),
         [text(deprecation), Value::Day(first_day)],
         clients.iter().map(client_key).collect(),
     )

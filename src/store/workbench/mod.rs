@@ -6,6 +6,7 @@
 //! - `batch`: a batch of counts, as one statement per table;
 //! - `snapshot`: the questions, read through indexes inside one read-only transaction;
 //! - `elements`: deprecated elements' uses, written and asked;
+//! - `walk`: every client of a version with its rows, in one read;
 //! - `steering`: pins, brownouts and the audit trail;
 //! - `rows`: columns and row mappings.
 
@@ -14,6 +15,7 @@ mod elements;
 mod rows;
 mod snapshot;
 mod steering;
+mod walk;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};

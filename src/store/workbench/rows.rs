@@ -72,7 +72,7 @@ pub(super) fn summary_from(r: &impl NamedRow) -> Result<ClientSummary, sqlx::Err
 }
 
 /// The columns every per-operation row begins with.
-fn on_from(r: &impl NamedRow) -> Result<ClientRoute, sqlx::Error> {
+pub(super) fn on_from(r: &impl NamedRow) -> Result<ClientRoute, sqlx::Error> {
     Ok(ClientRoute {
         version: must_version(r, "version")?,
         tenant: must_text(r, "tenant")?,
@@ -126,4 +126,20 @@ pub(super) fn usage_from(r: &impl NamedRow) -> Result<UsageRow, sqlx::Error> {
 
 pub(super) fn windowed_from(r: &impl NamedRow) -> Result<Windowed, sqlx::Error> {
     Ok(Windowed { client: client_from(r)?, requests: r.count("requests")?, last_at: must_time(r, "last_at")? })
+}
+
+/// Adds one day's requests to the windows of a table kept as `client_usage` is (PostgreSQL,
+/// 0010_scale.sql): `key` is the column before the client's (`version`, `deprecation`); the rows
+/// are `(key, tenant, subject, day, requests, last_at)`, in key order.
+pub(super) fn add_to_windows(table: &str, key: &str) -> String {
+    format!(
+        "WITH u ({key}, tenant, subject, day, requests, last_at) AS ({{rows}}) \
+         INSERT INTO {table} ({key}, tenant, subject, last_at, last_day, recent) \
+         SELECT {key}, tenant, subject, last_at, day, tandem_recent(ARRAY[]::BIGINT[], day, day, requests) \
+         FROM u ORDER BY {key}, tenant, subject \
+         ON CONFLICT ({key}, tenant, subject) DO UPDATE SET \
+         recent = tandem_recent({table}.recent, {table}.last_day, excluded.last_day, excluded.recent[1]), \
+         last_day = GREATEST({table}.last_day, excluded.last_day), \
+         last_at = GREATEST({table}.last_at, excluded.last_at)"
+    )
 }

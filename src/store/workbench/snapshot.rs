@@ -8,15 +8,15 @@ use uuid::Uuid;
 
 use super::super::{
     query::Dialect,
-    rows::{NamedRow, ROWS, RowSnapshot, Statement, Value, count, read_in, text, time, version},
+    rows::{Each, NamedRow, ROWS, RowSnapshot, Statement, Value, count, read_in, text, time, version},
 };
 use super::rows::{
     DETAIL_COLUMNS, EXPOSURE_COLUMNS, ROUTE_COLUMNS, SUMMARY_COLUMNS, USAGE_COLUMNS, client_from, client_key,
     detail_from, exposure_from, route_from, summary_from, usage_from, windowed_from,
 };
 use crate::core::storage::{
-    Activity, Client, ClientFilter, ClientSummary, ElementTotals, ElementUse, Place, QUIET_FOR_DONE, Status,
-    StatusCounts, StoreResult, UsageRow, Window, Windowed, WorkbenchSnapshot,
+    Activity, Client, ClientFilter, ClientRows, ClientSummary, ElementTotals, ElementUse, Place, QUIET_FOR_DONE,
+    Status, StatusCounts, StoreResult, UsageRow, Window, Windowed, WorkbenchSnapshot,
 };
 
 pub(super) struct Snapshot<R> {
@@ -26,7 +26,7 @@ pub(super) struct Snapshot<R> {
 
 /// A client's status, as [`Status::of`] decides it, with `$n` the instant from which a client
 /// that stopped calling the retiring version is done.
-fn status_sql(n: usize) -> String {
+pub(super) fn status_sql(n: usize) -> String {
     format!(
         "CASE WHEN last_successor IS NOT NULL AND (last_request IS NULL OR last_request <= ${n}) THEN 'done' \
          WHEN last_successor IS NOT NULL AND last_rehearsal IS NOT NULL THEN 'ready' \
@@ -284,6 +284,17 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         read_in(&mut self.reads, super::elements::uses_of(clients, since), super::elements::use_from).await
     }
 
+    async fn every_client(
+        &mut self,
+        of: u16,
+        versions: &[u16],
+        filter: &ClientFilter,
+        now: DateTime<Utc>,
+        each: &mut (dyn FnMut(ClientRows) -> Each + Send),
+    ) -> StoreResult<()> {
+        super::walk::every_client(&mut self.reads, self.dialect, (of, versions), filter, now, each).await
+    }
+
     async fn element_totals(
         &mut self,
         deprecation: &str,
@@ -316,11 +327,16 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
     }
 
     async fn element_busiest(&mut self, deprecation: &str, window: Window, limit: usize) -> StoreResult<Vec<Windowed>> {
-        read_in(&mut self.reads, super::elements::busiest(deprecation, window.first, limit), windowed_from).await
+        read_in(
+            &mut self.reads,
+            super::elements::busiest(self.dialect, deprecation, window.first, limit),
+            windowed_from,
+        )
+        .await
     }
 
     async fn element_window_clients(&mut self, deprecation: &str, window: Window) -> StoreResult<u64> {
-        let statement = super::elements::window_clients(deprecation, window.first);
+        let statement = super::elements::window_clients(self.dialect, deprecation, window.first);
         Ok(read_in(&mut self.reads, statement, |r| r.count("clients")).await?.into_iter().next().unwrap_or(0))
     }
 
@@ -330,7 +346,12 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         window: Window,
         clients: &[Client],
     ) -> StoreResult<Vec<Windowed>> {
-        read_in(&mut self.reads, super::elements::windowed(deprecation, window.first, clients), windowed_from).await
+        read_in(
+            &mut self.reads,
+            super::elements::windowed(self.dialect, deprecation, window.first, clients),
+            windowed_from,
+        )
+        .await
     }
 
     async fn element_day_totals(&mut self, deprecation: &str, window: Window) -> StoreResult<Vec<(NaiveDate, u64)>> {

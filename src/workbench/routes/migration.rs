@@ -1,6 +1,6 @@
 //! Where each client stands in its move from a retiring version to its successor: a client's
 //! own record (`GET /api/migration`), everyone's in pages (`GET /admin/migration`, JSON, or a
-//! CSV streamed page after page), and the change catalogue each record refers to
+//! CSV streamed in one walk over every client), and the change catalogue each record refers to
 //! (`GET /api/v<N>/changes`).
 
 use std::sync::Arc;
@@ -173,7 +173,7 @@ fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<
 /// `GET /admin/migration?version=1[&limit][&cursor][&status][&tenant]`: a page of the version's
 /// clients in the at-risk order (met a change first, never rehearsed, most requests), with the
 /// count of every client the filter admits by status. `Accept: text/csv` or `?format=csv`:
-/// every client and route, streamed page after page.
+/// every client and route, streamed in one walk.
 #[handler]
 pub async fn everyone(
     workbench: Data<&Arc<Workbench>>,
@@ -235,7 +235,7 @@ async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn
     })
 }
 
-const CSV_HEADER: [&str; 11] = [
+const CSV_HEADER: [&str; 12] = [
     "tenant",
     "subject",
     "status",
@@ -247,21 +247,25 @@ const CSV_HEADER: [&str; 11] = [
     "changes",
     "exposures",
     "successor",
+    "deprecations",
 ];
-/// Clients per page of the CSV: its memory is one page's, however many clients there are.
+/// Clients per step of the CSV's walk: its memory is a few steps', however many clients there are.
 const CSV_PAGE: usize = 1000;
 
-/// The rows of one page: one per client and route (a client without routes, one row).
+/// The rows of one page: one per client and route (a client without routes, one row), each
+/// with the client's uses of deprecated elements (`id:requests`, most first).
 fn csv_rows(
     workbench: &Workbench,
-    records: &[ClientRecord],
+    page: &[view::Listed],
     version: u16,
     out: &mut csv::Writer<Vec<u8>>,
 ) -> csv::Result<()> {
-    for record in records {
+    for view::Listed { record, elements } in page {
         let client = [record.tenant.as_str(), record.subject.as_str(), record.status.name()];
+        let used: Vec<String> = elements.iter().map(|(id, n)| format!("{id}:{n}")).collect();
+        let used = used.join(" ");
         if record.routes.is_empty() {
-            out.write_record(client.iter().copied().chain(["", "", "0", "", "", "", "", ""]))?;
+            out.write_record(client.iter().copied().chain(["", "", "0", "", "", "", "", "", &used]))?;
         }
         for route in &record.routes {
             let exposures: Vec<String> =
@@ -275,14 +279,16 @@ fn csv_rows(
                 workbench.registry.changes_touching(version, &route.method, &route.route).join(" "),
                 exposures.join(" "),
                 workbench.registry.successor_template(version, &route.route).unwrap_or_default(),
+                used.clone(),
             ]))?;
         }
     }
     Ok(())
 }
 
-/// The CSV, written page after page as the client reads it. A page that cannot be read ends
-/// the stream with an error (the client sees it cut short), and is logged.
+/// The CSV, written as the walk over every client reads it ([`view::every_record`], on a task of
+/// its own that waits while the client is slow to read). A walk that fails ends the stream with
+/// an error (the client sees it cut short), and is logged.
 fn csv_response(workbench: Arc<Workbench>, asked: Asked) -> Response {
     let version = asked.versions.version;
     let header = {
@@ -290,43 +296,42 @@ fn csv_response(workbench: Arc<Workbench>, asked: Asked) -> Response {
         out.write_record(CSV_HEADER).expect("writes to memory");
         out.into_inner().expect("writes to memory")
     };
+    let (pages, read) = tokio::sync::mpsc::channel(2);
+    let (failed, failure) = tokio::sync::oneshot::channel::<()>();
+    let walker = workbench.clone();
+    tokio::spawn(async move {
+        let now = walker.now();
+        let walked =
+            view::every_record(walker.store(), &walker.counting, &asked.versions, &asked.filter, CSV_PAGE, now, pages)
+                .await;
+        if let Err(err) = walked {
+            tracing::error!(cause = %err, "the migration CSV was cut short");
+            let _ = failed.send(());
+        }
+    });
     let first = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(header)) });
-    let pages = futures_util::stream::unfold(Some((workbench, asked.after)), move |at| {
-        let versions = asked.versions.clone();
-        let filter = asked.filter.clone();
+    let rows = futures_util::stream::unfold(Some((read, failure)), move |state| {
+        let workbench = workbench.clone();
         async move {
-            let (workbench, after) = at?;
-            let now = workbench.now();
-            let page = view::everyone(
-                workbench.store(),
-                &workbench.counting,
-                &versions,
-                &filter,
-                after.as_ref(),
-                CSV_PAGE,
-                now,
-            )
-            .await;
-            let page = match page {
-                Ok(page) => page,
-                Err(err) => {
-                    tracing::error!(cause = %err, "the migration CSV was cut short");
-                    return Some((Err(std::io::Error::other("the store did not answer")), None));
-                }
+            let (mut read, mut failure) = state?;
+            let Some(page) = read.recv().await else {
+                // The walk is over: cut short when it failed, else the end.
+                return match failure.try_recv() {
+                    Ok(()) => Some((Err(std::io::Error::other("the store did not answer")), None)),
+                    Err(_) => None,
+                };
             };
             let mut out = csv::Writer::from_writer(Vec::new());
-            if let Err(err) = csv_rows(&workbench, &page.records, versions.version, &mut out) {
+            if let Err(err) = csv_rows(&workbench, &page, version, &mut out) {
                 return Some((Err(std::io::Error::other(err)), None));
             }
-            let bytes = Bytes::from(out.into_inner().unwrap_or_default());
-            let next = page.next.map(|place| (workbench, Some(place)));
-            Some((Ok(bytes), next))
+            Some((Ok(Bytes::from(out.into_inner().unwrap_or_default())), Some((read, failure))))
         }
     });
     Response::builder()
         .content_type("text/csv; charset=utf-8")
         .header("content-disposition", format!("attachment; filename=\"migration-v{version}.csv\""))
-        .body(Body::from_bytes_stream(futures_util::StreamExt::chain(first, pages)))
+        .body(Body::from_bytes_stream(futures_util::StreamExt::chain(first, rows)))
 }
 
 /// `GET /api/v<N>/changes`: the catalogue of the version's breaking changes from the previous
