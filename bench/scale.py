@@ -25,12 +25,18 @@ clients are drawn; the table ends with a markdown section for bench/RESULTS.md.
 `--check` exits 1 when a bound is missed (CI runs it at 10,000 clients). `--sigterm` then loads
 v1 from 100,000 clients of tenant `load` with wrk (bench/wrk/tokens.lua), stops the server with
 SIGTERM a second after the load, and compares what /metrics counted with what reached the tables.
+
+Every client also uses two elements of v2 deprecated inside the version (README "Deprecating an
+element"; the server is started with them declared): `page` on GET /api/v2/users on each of its
+active days, and a share of them `/age` on POST /api/v2/users; their readiness, the operators'
+list and `sunset-check --deprecation` are timed with the version's.
 """
 
 import argparse
 import base64
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import queue
@@ -79,6 +85,7 @@ TWO_EXPOSURES = 0.35         # met two changes rather than one
 TWO_DETAILS = 0.4            # a change met through two details rather than one
 DRY_RUN = 0.10               # tried dry runs (on v1; half of them on v2 too)
 DRY_RUN_V2 = 0.5
+AGE_INPUT = 0.4             # of the clients (all of whom send `page`), those that send `/age` too
 
 # The timed service.
 PORT = 18090
@@ -91,6 +98,10 @@ DASHBOARD_WAIT_S = 60        # a load not drawn by then fails (the bound is DASH
 LOAD_CLIENTS, LOAD_SECONDS, LOAD_TENANT = 100_000, 20, "load"
 # The bounds: milliseconds, MB, % of one core.
 GUIDE_MS, PAGE_MS, READINESS_MS, SUNSET_CHECK_MS, DASHBOARD_MS = 50, 1000, 2000, 5000, 3000
+DEPRECATIONS_MS, CSV_LINES_PER_S = 1000, 50_000
+CSV_RATE_FROM = 1_000_000     # lines: below, the CSV's rate is reported, not bound
+# The two elements of v2 the generator's clients use (bench/scale/generate.sql, step elements).
+ELEMENTS = ("offset-paging", "age-input")
 RSS_MB, IDLE_CPU = 80, 1.0
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -108,6 +119,7 @@ def knobs():
         "body_max": BODY_MAX, "tail": TAIL, "tail_min": TAIL_MIN, "tail_max": TAIL_MAX,
         "every_day_boost": EVERY_DAY_BOOST, "older": OLDER, "refused": REFUSED, "exposed": EXPOSED,
         "two_exposures": TWO_EXPOSURES, "two_details": TWO_DETAILS, "dry_run": DRY_RUN, "dry_run_v2": DRY_RUN_V2,
+        "age_input": AGE_INPUT,
     }
 
 
@@ -235,8 +247,11 @@ def prepare(n, fresh, binary):
     return time.time() - started
 
 
-TABLES = ["client_versions", "client_routes", "client_exposures", "client_exposure_details", "client_dry_runs",
-          "usage_daily", "client_usage", "usage_days"]
+VERSION_TABLES = ["client_versions", "client_routes", "client_exposures", "client_exposure_details",
+                  "client_dry_runs", "usage_daily", "client_usage", "usage_days"]
+# Keyed by element, not version (the --sigterm load uses none).
+ELEMENT_TABLES = ["element_usage", "element_clients", "element_days", "element_windows"]
+TABLES = VERSION_TABLES + ELEMENT_TABLES
 
 
 def row_counts(db):
@@ -328,10 +343,23 @@ def server_env(n):
         "TANDEM_JWT_SECRET": SECRET,
         "TANDEM_V1_DEPRECATED_AT": (now - timedelta(days=90)).isoformat().replace("+00:00", "Z"),
         "TANDEM_V1_SUNSET_AT": (now + timedelta(days=60)).isoformat().replace("+00:00", "Z"),
+        "TANDEM_V2_DEPRECATIONS": json.dumps(deprecations(now)),
         "TANDEM_LOG_FORMAT": "json",
         # The --sigterm load sends each client's requests as fast as wrk goes.
         "TANDEM_RATE_LIMIT": "10000000",
     }
+
+
+def deprecations(now):
+    """The two elements the generated clients use, deprecated 90 days ago, their sunset in 60."""
+    at = lambda days: (now + timedelta(days=days)).isoformat().replace("+00:00", "Z")
+    dates = {"deprecatedAt": at(-90), "sunsetAt": at(60)}
+    return [
+        {"id": ELEMENTS[0], "operation": "GET /api/v2/users", "parameter": "page", **dates,
+         "replacement": "the cursor parameter", "instruction": "Follow nextCursor instead of counting pages."},
+        {"id": ELEMENTS[1], "operation": "POST /api/v2/users", "field": "/age", **dates,
+         "replacement": "the birthDate field", "instruction": "Send birthDate instead of age."},
+    ]
 
 
 def b64(data):
@@ -407,9 +435,10 @@ class Results:
     def __init__(self):
         self.rows = []
 
-    def add(self, what, median, worst, unit, bound=None, note="", failed=False, rss=None):
+    def add(self, what, median, worst, unit, bound=None, note="", failed=False, rss=None, floor=False):
+        """`floor`: the bound is a least value (a rate), which `worst` (then the lowest) must reach."""
         row = {"what": what, "median": median, "max": worst, "unit": unit, "bound": bound, "note": note,
-               "failed": failed, "rss": rss}
+               "failed": failed, "rss": rss, "floor": floor}
         self.rows.append(row)
         memory = "" if rss is None else f"  RSS {rss:5.1f} MB"
         print(f"  {what:52} median {median:9.1f}  max {worst:9.1f} {unit}{memory}  {self.verdict(row)}  {note}",
@@ -420,7 +449,9 @@ class Results:
         if row["failed"]:
             return "failed"
         over = []
-        if row["bound"] is not None and row["max"] > row["bound"]:
+        if row["bound"] is not None and row["floor"] and row["max"] < row["bound"]:
+            over.append(f"under {row['bound']:g} {row['unit']}")
+        elif row["bound"] is not None and not row["floor"] and row["max"] > row["bound"]:
             over.append(f"over {row['bound']:g} {row['unit']}")
         if row["rss"] is not None and row["rss"] > RSS_MB:
             over.append(f"RSS over {RSS_MB} MB")
@@ -443,7 +474,7 @@ class Results:
             "|---|---:|---:|---:|---:|---|",
         ]
         for r in self.rows:
-            bound = "" if r["bound"] is None else f"≤ {r['bound']:g} {r['unit']}"
+            bound = "" if r["bound"] is None else f"{'≥' if r['floor'] else '≤'} {r['bound']:,g} {r['unit']}"
             rss = "" if r["rss"] is None else f"{r['rss']:.1f} MB"
             verdict = self.verdict(r)
             verdict = f"**{verdict}**" if verdict != "met" and verdict else verdict
@@ -503,32 +534,45 @@ def admin_reads(results, server, admin, csv_repeats=3):
             results.add("GET /admin/migration?version=1&format=csv", 0, 0, "ms", note=f"answered {error.code}",
                         failed=True)
             break
+        except http.client.IncompleteRead as error:
+            results.add("GET /admin/migration?version=1&format=csv", 0, 0, "ms",
+                        note=f"cut short after {len(error.partial)} bytes (see bench/.scale.log)", failed=True)
+            break
         times.append(ms)
     else:
         times.sort()
         results.add("GET /admin/migration?version=1&format=csv", times[len(times) // 2], times[-1], "ms",
                     note=f"{lines:,} lines, read {len(times)} times",
                     rss=rss_mb(server.pid))
+        # The rate is asked at the size it is about: a small CSV's time is mostly the answer's start.
+        rates = [lines / (ms / 1000) for ms in reversed(times)]
+        results.add("  the CSV's lines per second", rates[len(rates) // 2], rates[0], "lines/s",
+                    CSV_LINES_PER_S if lines >= CSV_RATE_FROM else None, floor=True)
     timed(results, "GET /admin/usage?version=1&limit=100", "/admin/usage?version=1&limit=100", admin, server=server)
     for window in (7, 30, 90):
         timed(results, f"GET /admin/versions/1/readiness?window={window}",
               f"/admin/versions/1/readiness?window={window}", admin, READINESS_MS, server=server)
+    timed(results, "GET /admin/deprecations", "/admin/deprecations", admin, DEPRECATIONS_MS, server=server)
+    for element in ELEMENTS:
+        for window in (7, 30, 90):
+            timed(results, f"GET /admin/deprecations/{element}/readiness?window={window}",
+                  f"/admin/deprecations/{element}/readiness?window={window}", admin, READINESS_MS, server=server)
 
 
-def sunset_check(results, binary, n):
-    """`BINARY sunset-check --version 1`, REPEATS times: it must say "not ready" (exit 1)."""
-    times = []
+def sunset_check(results, binary, n, *gate):
+    """`BINARY sunset-check GATE…` (`--version 1` or `--deprecation ID`), REPEATS times: it must
+    say "not ready" (exit 1)."""
+    what, times = f"tandem sunset-check {' '.join(gate)}", []
     for _ in range(REPEATS):
         started = time.perf_counter()
-        out = subprocess.run([binary, "sunset-check", "--version", "1"], env=server_env(n), capture_output=True,
-                             text=True)
+        out = subprocess.run([binary, "sunset-check", *gate], env=server_env(n), capture_output=True, text=True)
         times.append((time.perf_counter() - started) * 1000)
         if out.returncode != 1:
-            results.add("tandem sunset-check --version 1", times[-1], times[-1], "ms", SUNSET_CHECK_MS,
+            results.add(what, times[-1], times[-1], "ms", SUNSET_CHECK_MS,
                         note=f"exited {out.returncode}, not 1: {out.stderr.strip()[:120]}", failed=True)
             return
     times.sort()
-    results.add("tandem sunset-check --version 1 (exit 1)", times[len(times) // 2], times[-1], "ms", SUNSET_CHECK_MS)
+    results.add(f"{what} (exit 1)", times[len(times) // 2], times[-1], "ms", SUNSET_CHECK_MS)
 
 
 def idle_cpu(results, server, seconds=10):
@@ -814,7 +858,7 @@ def forget_load(db):
              WHERE (d.version, d.day) = (l.version, l.day);
              DELETE FROM usage_days WHERE requests = 0;
              {" ".join(f"DELETE FROM {t} WHERE version IN (1, 2) AND tenant = '{LOAD_TENANT}';"
-                       for t in TABLES if t != "usage_days")}
+                       for t in VERSION_TABLES if t != "usage_days")}
              COMMIT""", db)
 
 
@@ -900,10 +944,15 @@ def main():
     log = open(BENCH / ".scale.log", "w")
     server = serve(binary, n, log)
     try:
-        timed(results, "GET /api/migration/guide (sample client)", "/api/migration/guide",
-              token(subject, tenant), GUIDE_MS, repeats=2 * REPEATS + 1)
+        for path in ("/api/migration", "/api/migration/guide"):
+            body = timed(results, f"GET {path} (sample client)", path, token(subject, tenant), GUIDE_MS,
+                         repeats=2 * REPEATS + 1)
+            used = {d["id"] for d in json.loads(body)["deprecations"]} if body else set()
+            if used and ELEMENTS[0] not in used:
+                results.add(f"  {path} lists {ELEMENTS[0]}", 0, 0, "ms", note=f"lists {sorted(used)}", failed=True)
         admin_reads(results, server, admin, csv_repeats=3 if n <= 100_000 else 1)
-        sunset_check(results, binary, n)
+        sunset_check(results, binary, n, "--version", "1")
+        sunset_check(results, binary, n, "--deprecation", ELEMENTS[0])
         idle_cpu(results, server)
         dashboard(results, server, admin)
         load = sigterm(n, server) if args.sigterm else {"rows": [], "failures": []}

@@ -123,3 +123,32 @@ WHERE NOT EXISTS (SELECT 1 FROM client_routes AS r
 SELECT count(*) FROM client_dry_runs
 WHERE version NOT IN (1, 2) OR requests < 1 OR first_seen > last_seen OR last_seen > :'now'::timestamptz
    OR last_seen < :'now'::timestamptz - interval '30 days';
+
+-- check: element_clients and element_days hold the sums of element_usage's uses
+SELECT (SELECT count(*)
+        FROM (SELECT deprecation, tenant, subject, sum(requests) AS requests, min(first_used) AS first_used,
+                     max(last_used) AS last_used
+              FROM element_usage WHERE kind = 'use' GROUP BY deprecation, tenant, subject) AS u
+        FULL JOIN element_clients AS c USING (deprecation, tenant, subject)
+        WHERE (u.requests, u.first_used, u.last_used) IS DISTINCT FROM (c.requests, c.first_used, c.last_used))
+     + (SELECT count(*)
+        FROM (SELECT deprecation, day, sum(requests) AS requests FROM element_usage WHERE kind = 'use'
+              GROUP BY deprecation, day) AS u
+        FULL JOIN element_days AS d USING (deprecation, day)
+        WHERE u.requests IS DISTINCT FROM d.requests);
+
+-- check: element_windows is element_usage's uses recomputed: last_at, last_day, and recent[90] the uses of the 90 days to last_day
+WITH days AS (
+    SELECT deprecation, tenant, subject, day, sum(requests) AS n, max(last_used) AS last_used
+    FROM element_usage WHERE kind = 'use' GROUP BY deprecation, tenant, subject, day
+), last AS (
+    SELECT deprecation, tenant, subject, max(day) AS last_day, max(last_used) AS last_at FROM days
+    GROUP BY deprecation, tenant, subject
+), windowed AS (
+    SELECT l.deprecation, l.tenant, l.subject, l.last_day, l.last_at, sum(d.n) AS n90
+    FROM last AS l JOIN days AS d USING (deprecation, tenant, subject)
+    WHERE d.day > l.last_day - 90
+    GROUP BY l.deprecation, l.tenant, l.subject, l.last_day, l.last_at
+)
+SELECT count(*) FROM windowed AS w FULL JOIN element_windows AS e USING (deprecation, tenant, subject)
+WHERE (w.last_day, w.last_at, w.n90) IS DISTINCT FROM (e.last_day, e.last_at, e.recent[90]);

@@ -177,13 +177,15 @@ SELECT c.conrelid::regclass::text AS tbl, c.conname::text AS name, 'constraint' 
        pg_get_constraintdef(c.oid) AS def
 FROM pg_constraint AS c
 WHERE c.conrelid = ANY (ARRAY['client_versions', 'client_routes', 'client_exposures', 'client_exposure_details',
-                              'client_dry_runs', 'usage_daily', 'client_usage', 'usage_days']::regclass[])
+                              'client_dry_runs', 'usage_daily', 'client_usage', 'usage_days',
+                              'element_usage', 'element_clients', 'element_days', 'element_windows']::regclass[])
   AND c.contype IN ('p', 'u')
 UNION ALL
 SELECT i.indrelid::regclass::text, ic.relname::text, 'index', pg_get_indexdef(i.indexrelid)
 FROM pg_index AS i JOIN pg_class AS ic ON ic.oid = i.indexrelid
 WHERE i.indrelid = ANY (ARRAY['client_versions', 'client_routes', 'client_exposures', 'client_exposure_details',
-                              'client_dry_runs', 'usage_daily', 'client_usage', 'usage_days']::regclass[])
+                              'client_dry_runs', 'usage_daily', 'client_usage', 'usage_days',
+                              'element_usage', 'element_clients', 'element_days', 'element_windows']::regclass[])
   AND NOT EXISTS (SELECT 1 FROM pg_constraint AS c WHERE c.conindid = i.indexrelid AND c.contype IN ('p', 'u'));
 
 DO $$
@@ -337,6 +339,43 @@ JOIN bench_scale.clients AS c USING (i);
 -- step: usage_days
 INSERT INTO usage_days (version, day, requests)
 SELECT 1, :'today'::date - ago, sum(ra + coalesce(rb, 0)) FROM bench_scale.days GROUP BY ago;
+
+-- step: elements
+-- Two elements of v2 deprecated (bench/scale.py declares them): every client sends `page` to
+-- GET /api/v2/users (`offset-paging`) on each of its active days, a share of them the body
+-- field `/age` (`age-input`) too, each a share of that day's requests, within the day's hours.
+-- element_clients, element_days and element_windows are summed from those days, as a batch keeps them.
+SET max_parallel_workers_per_gather = 0;
+CREATE UNLOGGED TABLE bench_scale.element_uses AS
+SELECT e.deprecation, d.tenant, d.subject, :'today'::date - d.ago AS day,
+       greatest(1, floor(d.ra * e.share))::bigint AS requests, d.fa AS first_used, d.la AS last_used
+FROM bench_scale.days AS d
+CROSS JOIN (VALUES ('age-input', 0.2::float8), ('offset-paging', 0.5::float8)) AS e (deprecation, share)
+WHERE e.deprecation = 'offset-paging' OR bench_scale.u(d.i, 70) < :age_input;
+
+INSERT INTO element_usage (deprecation, kind, day, tenant, subject, requests, first_used, last_used)
+SELECT deprecation, 'use', day, tenant, subject, requests, first_used, last_used FROM bench_scale.element_uses;
+
+INSERT INTO element_clients (deprecation, tenant, subject, requests, first_used, last_used)
+SELECT deprecation, tenant, subject, sum(requests), min(first_used), max(last_used)
+FROM bench_scale.element_uses GROUP BY deprecation, tenant, subject;
+
+INSERT INTO element_days (deprecation, day, requests)
+SELECT deprecation, day, sum(requests) FROM bench_scale.element_uses GROUP BY deprecation, day;
+
+-- Each client's windows of each element, as the client_usage step fills a version's.
+INSERT INTO element_windows (deprecation, tenant, subject, last_at, last_day, recent)
+SELECT deprecation, tenant, subject, max(last_at), :'today'::date - min(last_ago),
+       bench_scale.cat(array_fill(cum::bigint, ARRAY[least(coalesce(next_ago - last_ago, 90), 90) - (ago - last_ago)])
+                       ORDER BY ago)
+FROM (
+    SELECT deprecation, tenant, subject, ago, last_used AS last_at, sum(requests) OVER w AS cum,
+           first_value(ago) OVER w AS last_ago, lead(ago) OVER w AS next_ago
+    FROM (SELECT *, :'today'::date - day AS ago FROM bench_scale.element_uses) AS u
+    WINDOW w AS (PARTITION BY deprecation, tenant, subject ORDER BY ago)
+) AS runs
+WHERE ago - last_ago < 90
+GROUP BY deprecation, tenant, subject;
 
 -- step: build indexes
 DO $$
