@@ -63,6 +63,8 @@ pub struct Scanner {
     endpoints_after: Mutex<Option<Client>>,
     /// Per tenant and version, the last subject of a tenant's endpoint scanned.
     tenants_after: Mutex<HashMap<(String, u16), String>>,
+    /// Per tenant and deprecated element, the same.
+    element_tenants_after: Mutex<HashMap<(String, String), String>>,
 }
 
 fn versions_told(notices: &Notices, now: DateTime<Utc>) -> Vec<Told> {
@@ -258,7 +260,7 @@ impl Scanner {
     /// What the users of each element deprecated inside a version are to be told: that they use
     /// it (once per client and element), and the reminders before its sunset. Told are the
     /// clients whose last use came within [`ANSWERED_WITHIN`]; through a tenant's endpoint, the
-    /// first [`CLIENTS_PER_TENANT`] of them by subject.
+    /// next [`CLIENTS_PER_TENANT`] of them by subject each round (see [`Scanner::element_page`]).
     async fn elements_due(
         &self,
         notices: &Notices,
@@ -282,7 +284,7 @@ impl Scanner {
                 }
             }
             for endpoint in &tenants {
-                for client in snapshot.element_tenant_clients(id, &endpoint.tenant, since, CLIENTS_PER_TENANT).await? {
+                for client in self.element_page(snapshot, &endpoint.tenant, id, since).await? {
                     reached.push((endpoint, client));
                 }
             }
@@ -338,6 +340,27 @@ impl Scanner {
         let mut cursors = self.tenants_after.lock().unwrap_or_else(|p| p.into_inner());
         match page.last().filter(|_| page.len() == CLIENTS_PER_TENANT) {
             Some(last) => cursors.insert(key, last.activity.client.subject.to_string()),
+            None => cursors.remove(&key),
+        };
+        Ok(page)
+    }
+
+    /// The next page of a tenant's clients that used an element lately; after the last page,
+    /// the first again.
+    async fn element_page(
+        &self,
+        snapshot: &mut dyn WorkbenchSnapshot,
+        tenant: &str,
+        deprecation: &str,
+        since: DateTime<Utc>,
+    ) -> anyhow::Result<Vec<Client>> {
+        let key = (tenant.to_string(), deprecation.to_string());
+        let after = self.element_tenants_after.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let page =
+            snapshot.element_tenant_clients(deprecation, tenant, since, after.as_deref(), CLIENTS_PER_TENANT).await?;
+        let mut cursors = self.element_tenants_after.lock().unwrap_or_else(|p| p.into_inner());
+        match page.last().filter(|_| page.len() == CLIENTS_PER_TENANT) {
+            Some(last) => cursors.insert(key, last.subject.to_string()),
             None => cursors.remove(&key),
         };
         Ok(page)

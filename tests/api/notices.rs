@@ -29,7 +29,8 @@ crate::scenarios![
     a_restart_between_an_event_and_its_delivery_loses_nothing,
     reminders_come_at_their_thresholds,
     an_acknowledgement_shows_in_readiness_and_is_voided_when_the_sunset_moves,
-    a_client_using_a_deprecated_element_is_told_once_and_reminded;
+    a_client_using_a_deprecated_element_is_told_once_and_reminded,
+    a_tenants_endpoint_reaches_every_client_that_uses_an_element;
     postgres only:
     two_instances_send_each_notice_once,
 ];
@@ -748,4 +749,47 @@ async fn a_client_using_a_deprecated_element_is_told_once_and_reminded(backend: 
     let thresholds: Vec<i64> =
         of_type(&received, "sunset.reminder").iter().map(|n| n.json()["data"]["threshold"].as_i64().unwrap()).collect();
     assert_eq!(thresholds, [30, 7]);
+}
+
+/// More clients of one tenant than a round tells (500): each round tells the next of them, so
+/// every one is told once. Their uses are written straight into the store, as a busy tenant's
+/// would stand after many batches.
+async fn a_tenants_endpoint_reaches_every_client_that_uses_an_element(backend: Backend) {
+    // 120 days before the element's sunset: no reminder is due, only `deprecation.used`.
+    let clock = FixedClock::at("2026-11-01T00:00:00Z");
+    let app = backend.spawn_at(paging_deprecated, clock.clock()).await;
+    let used = chrono::DateTime::parse_from_rfc3339("2026-10-31T12:00:00Z").unwrap().to_utc();
+    let subjects: Vec<String> = (0..501).map(|i| format!("bot-{i:03}")).collect();
+    let insert = "INSERT INTO element_clients (deprecation, tenant, subject, requests, first_used, last_used) \
+                  VALUES ('offset-paging', 'acme', $1, 2, $2, $2)";
+    if backend.is_postgres() {
+        let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+        for subject in &subjects {
+            sqlx::query(insert).bind(subject).bind(used).execute(&pool).await.unwrap();
+        }
+        pool.close().await;
+    } else {
+        let pool = sqlx::SqlitePool::connect(&app.database_url).await.unwrap();
+        for subject in &subjects {
+            sqlx::query(insert).bind(subject).bind(used.timestamp()).execute(&pool).await.unwrap();
+        }
+        pool.close().await;
+    }
+    let receiver = Receiver::start().await;
+    let set =
+        send(app.request(Method::PUT, "/admin/tenants/acme/notices").json(&json!({"url": receiver.url("/acme")})))
+            .await;
+    set.assert_status(200);
+    receiver.wait_for("every client told", Duration::from_secs(90), |r| r.len() >= subjects.len()).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let received = receiver.received();
+    let mut told: Vec<String> = received
+        .iter()
+        .map(|n| {
+            assert_eq!(n.kind(), "deprecation.used");
+            n.json()["data"]["subject"].as_str().unwrap().to_string()
+        })
+        .collect();
+    told.sort();
+    assert_eq!(told, subjects, "each client of the tenant told once");
 }

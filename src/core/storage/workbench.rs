@@ -509,13 +509,14 @@ pub trait WorkbenchSnapshot: Send {
         clients: &[Client],
     ) -> StoreResult<Vec<Client>>;
 
-    /// Up to `limit` clients of `tenant` whose last use of the element came at or after `since`,
-    /// by subject.
+    /// Up to `limit` clients of `tenant` after the subject `after` whose last use of the element
+    /// came at or after `since`, by subject.
     async fn element_tenant_clients(
         &mut self,
         deprecation: &str,
         tenant: &str,
         since: DateTime<Utc>,
+        after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Client>>;
 

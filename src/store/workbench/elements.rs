@@ -253,16 +253,18 @@ pub(super) fn day_totals(deprecation: &str, first: NaiveDate, last: NaiveDate) -
     )
 }
 
-/// Up to `$4` clients of tenant `$2` whose last use came at or after `$3`, by subject (on the key).
+/// Up to `$5` clients of tenant `$2` after the subject `$4` whose last use came at or after `$3`,
+/// by subject (on the key).
 pub(super) fn tenant_clients<'a>(
     deprecation: &'a str,
     tenant: &'a str,
     since: DateTime<Utc>,
+    after: Option<&'a str>,
     limit: usize,
 ) -> Statement<'a> {
     Statement::new(
         "SELECT tenant, subject FROM element_clients WHERE deprecation = $1 AND tenant = $2 AND last_used >= $3 \
-         ORDER BY subject LIMIT $4",
-        [text(deprecation), text(tenant), time(since), count(limit as u64)],
+         AND subject > $4 ORDER BY subject LIMIT $5",
+        [text(deprecation), text(tenant), time(since), text(after.unwrap_or("")), count(limit as u64)],
     )
 }

@@ -320,9 +320,10 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         deprecation: &str,
         tenant: &str,
         since: DateTime<Utc>,
+        after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<Client>> {
-        let statement = super::elements::tenant_clients(deprecation, tenant, since, limit);
+        let statement = super::elements::tenant_clients(deprecation, tenant, since, after, limit);
         read_in(&mut self.reads, statement, client_from).await
     }
 
