@@ -257,25 +257,26 @@ struct Walk<'w> {
 impl Walk<'_> {
     /// Lists the held clients the store has no rows of that come before `client`.
     fn before(&mut self, client: &Client) {
-        while let Some((first, _)) = self.held.first_key_value().filter(|(k, _)| *k < client) {
-            let first = first.clone();
-            self.add(ClientRows::of(first));
+        while self.held.first_key_value().is_some_and(|(first, _)| first < client) {
+            let (first, summary) = self.held.pop_first().expect("looked at");
+            self.add(ClientRows { summary: Some(summary), ..ClientRows::of(first) });
         }
     }
 
     /// Lists the held clients left after the store's last.
     fn rest(&mut self) {
-        while let Some((first, _)) = self.held.first_key_value() {
-            let first = first.clone();
-            self.add(ClientRows::of(first));
+        while let Some((first, summary)) = self.held.pop_first() {
+            self.add(ClientRows { summary: Some(summary), ..ClientRows::of(first) });
         }
     }
 
     /// Lists one client: its stored rows, with what this instance holds of it.
     fn add(&mut self, mut rows: ClientRows) {
         let client = rows.client.clone();
+        if let Some(merged) = self.held.remove(&client) {
+            rows.summary = Some(merged);
+        }
         if let Some(counts) = self.unwritten.get(&client) {
-            rows.summary = self.held.remove(&client);
             add_rows(&mut rows.operations, buffered_operations(&client, counts, self.versions.version));
             for used in counts.element_uses(&client).filter(|u| u.kind == UseKind::Use) {
                 match rows.elements.iter_mut().find(|(id, _)| *id == used.deprecation) {

@@ -288,6 +288,11 @@ async fn the_csv_is_every_page(backend: Backend) {
     let filtered = app.get("/admin/migration?version=1&format=csv&tenant=initech").await.text;
     assert!(filtered.lines().skip(1).all(|l| l.starts_with("initech,")), "{filtered}");
     assert_eq!(filtered.lines().skip(1).count(), expected.iter().filter(|l| l.starts_with("initech,")).count());
+    // A status too: the clients that have it now, this instance's unwritten counts included.
+    let by_status = app.get("/admin/migration?version=1&format=csv&status=not-started").await.text;
+    let not_started: Vec<&String> = expected.iter().filter(|l| l.split(',').nth(2) == Some("not-started")).collect();
+    assert!(!not_started.is_empty());
+    assert_eq!(by_status.lines().skip(1).collect::<Vec<_>>(), not_started, "{by_status}");
 }
 
 async fn bad_page_parameters_are_400(backend: Backend) {
