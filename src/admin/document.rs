@@ -442,6 +442,18 @@ pub fn get_admin_migration_guide(_: &Context) -> Value {
         "406": answer("Neither JSON, markdown nor HTML accepted", None)}})
 }
 
+/// `GET /admin/clients/:tenant/:subject/guide`.
+pub fn get_admin_clients_tenant_subject_guide(_: &Context) -> Value {
+    let path = |name: &str| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}});
+    json!({"summary": "One client's migration guide as an admin opens it (its title names tenant and subject): JSON, markdown or HTML by format or Accept.",
+    "tags": ["migration"],
+    "parameters": [path("tenant"), path("subject"),
+        version_query("The retiring version; default: the oldest that has a successor."),
+        {"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": ["json", "markdown", "html"]}}],
+    "responses": {"200": guide_answer(), "400": validation(), "404": answer("A client never seen on the version", None),
+        "406": answer("Neither JSON, markdown nor HTML accepted", None)}})
+}
+
 /// `GET /admin/migration`.
 pub fn get_admin_migration(c: &Context) -> Value {
     let statuses = json!({"type": "string", "enum": ["not-started", "in-progress", "ready", "done", "unknown"]});
@@ -449,13 +461,19 @@ pub fn get_admin_migration(c: &Context) -> Value {
     "tags": ["migration"], "parameters": [version_query("The retiring version."),
         {"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": ["json", "csv"]}},
         limit_query(), cursor_query(),
+        {"name": "page", "in": "query", "required": false, "description": "A numbered page (1-based) instead of a cursor.", "schema": {"type": "integer", "minimum": 1}},
         {"name": "status", "in": "query", "required": false, "schema": statuses},
-        {"name": "tenant", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}}],
+        {"name": "tenant", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}},
+        {"name": "q", "in": "query", "required": false, "description": "Part of the tenant or the subject (case counts).", "schema": {"type": "string", "maxLength": 255}},
+        {"name": "changes", "in": "query", "required": false, "description": "met: clients whose requests met a change of the successor; none: the others.", "schema": {"type": "string", "enum": ["met", "none"]}}],
     "responses": {"200": {"description": "Records", "content": {
         "application/json": {"schema": object(json!({"version": {"type": "integer"}, "successor": {"type": "integer"},
             "summary": object(json!({"clients": {"type": "integer"}, "byStatus": {"type": "object", "additionalProperties": {"type": "integer"}}}), &["clients", "byStatus"]),
             "records": {"type": "array", "items": told(record(c.version, c.successor))},
-            "nextCursor": nullable(string())}), &["version", "successor", "summary", "records", "nextCursor"])},
+            "nextCursor": nullable(string()),
+            "page": {"type": "integer", "description": "With page: the page answered."},
+            "pages": {"type": "integer", "description": "With page: how many pages the filter's clients fill (at least 1)."}}),
+            &["version", "successor", "summary", "records", "nextCursor"])},
         "text/csv": {"schema": string()}}}, "400": validation()}})
 }
 

@@ -95,6 +95,11 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
             Admin,
             vec![(M::GET, boxed(guide::anyones), Some(d::get_admin_migration_guide))],
         ),
+        fixed(
+            "/admin/clients/:tenant/:subject/guide",
+            Admin,
+            vec![(M::GET, boxed(guide::of_client), Some(d::get_admin_clients_tenant_subject_guide))],
+        ),
         fixed("/admin/tenants", Admin, vec![(M::GET, boxed(steering::list_pins), Some(d::get_admin_tenants))]),
         fixed(
             "/admin/tenants/:tenant/default-version",

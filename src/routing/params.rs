@@ -17,3 +17,14 @@ impl<'a> FromRequest<'a> for Param {
         first.cloned().map(Param).ok_or_else(|| NotFoundError.into())
     }
 }
+
+/// Every parameter of the matched route, in the order its path names them
+/// (`:tenant` and `:subject` of `/admin/clients/:tenant/:subject/guide`).
+pub struct Params(pub Vec<String>);
+
+impl<'a> FromRequest<'a> for Params {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        let params = req.extensions().get::<PathParams>();
+        params.map(|p| Params(p.0.clone())).ok_or_else(|| NotFoundError.into())
+    }
+}

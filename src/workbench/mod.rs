@@ -22,6 +22,7 @@ pub mod elements;
 pub mod guide;
 pub mod jobs;
 pub mod newcomers;
+pub mod numbered;
 pub mod readiness;
 pub mod records;
 pub mod routes;

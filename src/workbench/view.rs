@@ -12,6 +12,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{
     counting::{ClientCounts, Counting},
+    numbered,
     records::{ClientRecord, add_rows, summary_with},
 };
 use crate::core::{
@@ -136,13 +137,22 @@ pub struct Page {
     pub next: Option<Place>,
 }
 
-/// Up to `limit` clients of `versions.version` after `after` in the at-risk order.
+/// Where a page of everyone's records starts in the at-risk order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// Right after this place (a cursor's), or at the first client.
+    After(Option<Place>),
+    /// At this position (0-based): a numbered page.
+    At(u64),
+}
+
+/// Up to `limit` clients of `versions.version` from `start` in the at-risk order.
 pub async fn everyone(
     store: &dyn Store,
     counting: &Counting,
     versions: &Versions,
     filter: &ClientFilter,
-    after: Option<&Place>,
+    start: &Start,
     limit: usize,
     now: DateTime<Utc>,
 ) -> Result<Page, CoreError> {
@@ -162,13 +172,35 @@ pub async fn everyone(
         counts.add(summary.status(now), 1);
     }
 
-    // The store's page without the clients held here, which take their place as merged.
-    let from_store = snapshot.at_risk(version, filter, after, limit + unwritten.len() + 1, now).await?;
-    let mut candidates: Vec<ClientSummary> =
-        from_store.into_iter().filter(|s| !unwritten.contains_key(&s.client())).collect();
-    candidates
-        .extend(merged.into_values().filter(|s| filter.admits(s, now) && after.is_none_or(|place| s.place() > *place)));
-    candidates.sort_by_key(ClientSummary::place);
+    let candidates = match start {
+        Start::After(after) => {
+            // The store's page without the clients held here, which take their place as merged.
+            let after = after.as_ref();
+            let from_store = snapshot.at_risk(version, filter, after, 0, limit + unwritten.len() + 1, now).await?;
+            let mut candidates: Vec<ClientSummary> =
+                from_store.into_iter().filter(|s| !unwritten.contains_key(&s.client())).collect();
+            candidates.extend(
+                merged.into_values().filter(|s| filter.admits(s, now) && after.is_none_or(|place| s.place() > *place)),
+            );
+            candidates.sort_by_key(ClientSummary::place);
+            candidates.truncate(limit + 1);
+            candidates
+        }
+        Start::At(at) => {
+            // One more than the page tells whether another follows.
+            let (offset, length) = numbered::window_for(*at, limit + 1, unwritten.len());
+            let rows = snapshot.at_risk(version, filter, None, offset, length, now).await?;
+            let window = numbered::StoreWindow { offset, complete: rows.len() < length, rows };
+            let clients: Vec<Client> = unwritten.keys().cloned().collect();
+            let held = numbered::Held {
+                clients: &clients,
+                stored: stored.values().filter(|s| filter.admits(s, now)).map(ClientSummary::place).collect(),
+                merged: merged.into_values().filter(|s| filter.admits(s, now)).collect(),
+            };
+            numbered::page(window, held, ClientSummary::place, *at, limit + 1)
+        }
+    };
+    let mut candidates = candidates;
     let next = (candidates.len() > limit).then(|| candidates[limit - 1].place());
     candidates.truncate(limit);
 

@@ -35,19 +35,19 @@ crate::scenarios![
     an_admin_question_whose_client_left_stops,
 ];
 
-const NOW: &str = "2026-06-15T12:00:00Z";
+pub(crate) const NOW: &str = "2026-06-15T12:00:00Z";
 const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
 
-fn deprecated(s: &mut tandem::Settings) {
+pub(crate) fn deprecated(s: &mut tandem::Settings) {
     s.lifecycle_mut(1).deprecated_at = Some("2026-01-01T00:00:00Z".into());
     s.lifecycle_mut(1).sunset_at = Some("2027-01-01T00:00:00Z".into());
 }
 
-fn token(subject: &str, tenant: &str) -> String {
+pub(crate) fn token(subject: &str, tenant: &str) -> String {
     tokens::signed(&json!({"sub": subject, "exp": now() + 600, "tenant": tenant, "roles": []}))
 }
 
-async fn call(app_url: &str, client: &reqwest::Client, token: &str, path: &str, rehearsal: bool) -> u16 {
+pub(crate) async fn call(app_url: &str, client: &reqwest::Client, token: &str, path: &str, rehearsal: bool) -> u16 {
     let mut request = client.get(format!("{app_url}{path}")).bearer_auth(token);
     if rehearsal {
         request = request.header("x-api-sunset-rehearsal", "true");
@@ -62,7 +62,7 @@ fn client(i: usize) -> (&'static str, String) {
 
 /// `n` clients of every kind: some met a change (sortBy), some rehearsed, some moved to v2, some
 /// done (quiet on v1 for over a week), with 1 to 5 requests each.
-async fn populate(app: &TestApp, clock: &FixedClock, n: usize) {
+pub(crate) async fn populate(app: &TestApp, clock: &FixedClock, n: usize) {
     let url = format!("http://{}", app.addr);
     for i in 0..n {
         let (tenant, subject) = client(i);
@@ -99,7 +99,7 @@ fn place(record: &Value) -> (u8, std::cmp::Reverse<u64>, String, String) {
     (risk, std::cmp::Reverse(requests(record)), who("tenant"), who("subject"))
 }
 
-fn subject(record: &Value) -> String {
+pub(crate) fn subject(record: &Value) -> String {
     format!("{}/{}", record["tenant"].as_str().unwrap(), record["subject"].as_str().unwrap())
 }
 

@@ -40,6 +40,7 @@ mod user_totals;
 mod users;
 mod v2_users;
 mod validation;
+mod views;
 mod workbench;
 
 fn main() {
@@ -79,6 +80,7 @@ fn main() {
         dry_runs::scenarios(),
         guide::scenarios(),
         at_scale::scenarios(),
+        views::scenarios(),
         edges::scenarios(),
         careful_client::scenarios(),
         notices::scenarios(),

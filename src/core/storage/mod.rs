@@ -18,7 +18,7 @@ pub use notices::{Endpoint, Format, Leased, NewNotice, Notice, NoticeFilter, Not
 pub use ops::OpsStore;
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
-    Activity, AuditEntry, Batch, Brownout, Client, ClientFilter, ClientRoute, ClientRows, ClientSummary,
+    Activity, AuditEntry, Batch, Brownout, ChangesMet, Client, ClientFilter, ClientRoute, ClientRows, ClientSummary,
     DetailActivity, ElementTotals, ElementUse, ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE,
     RouteActivity, Status, StatusCounts, UsageRow, UseKind, VersionActivity, VersionCounts, Window, Windowed,
     WorkbenchSnapshot, WorkbenchStore, Written,

@@ -345,12 +345,40 @@ impl PartialOrd for Place {
 pub struct ClientFilter {
     pub status: Option<Status>,
     pub tenant: Option<String>,
+    /// Part of the tenant or the subject, as written (case counts, as in the store's search).
+    pub search: Option<String>,
+    pub changes: Option<ChangesMet>,
 }
 
 impl ClientFilter {
     pub fn admits(&self, summary: &ClientSummary, now: DateTime<Utc>) -> bool {
-        self.tenant.as_deref().is_none_or(|t| *t == *summary.activity.client.tenant)
+        let client = &summary.activity.client;
+        self.tenant.as_deref().is_none_or(|t| *t == *client.tenant)
+            && self.search.as_deref().is_none_or(|q| client.tenant.contains(q) || client.subject.contains(q))
+            && self.changes.is_none_or(|c| c == ChangesMet::of(summary))
             && self.status.is_none_or(|s| s == summary.status(now))
+    }
+}
+
+/// Whether a client's requests met a change of the successor (`changes=met`) or none did
+/// (`changes=none`): the first half of the at-risk order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangesMet {
+    Met,
+    None,
+}
+
+impl ChangesMet {
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "met" => Some(Self::Met),
+            "none" => Some(Self::None),
+            _ => None,
+        }
+    }
+
+    fn of(summary: &ClientSummary) -> Self {
+        if summary.changes_met > 0 { Self::Met } else { Self::None }
     }
 }
 
@@ -409,12 +437,14 @@ pub trait WorkbenchSnapshot: Send {
     /// The summaries on `version` of the clients named (those it has).
     async fn summaries(&mut self, version: u16, clients: &[Client]) -> StoreResult<Vec<ClientSummary>>;
 
-    /// Up to `limit` clients of `version` the filter admits, after `after` in the at-risk order.
+    /// Up to `limit` clients of `version` the filter admits in the at-risk order: after `after`
+    /// when given, else from the `skip`-th (0-based).
     async fn at_risk(
         &mut self,
         version: u16,
         filter: &ClientFilter,
         after: Option<&Place>,
+        skip: u64,
         limit: usize,
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<ClientSummary>>;

@@ -15,8 +15,8 @@ use super::rows::{
     detail_from, exposure_from, route_from, summary_from, usage_from, windowed_from,
 };
 use crate::core::storage::{
-    Activity, Client, ClientFilter, ClientRows, ClientSummary, ElementTotals, ElementUse, Place, QUIET_FOR_DONE,
-    Status, StatusCounts, StoreResult, UsageRow, Window, Windowed, WorkbenchSnapshot,
+    Activity, ChangesMet, Client, ClientFilter, ClientRows, ClientSummary, ElementTotals, ElementUse, Place,
+    QUIET_FOR_DONE, Status, StatusCounts, StoreResult, UsageRow, Window, Windowed, WorkbenchSnapshot,
 };
 
 pub(super) struct Snapshot<R> {
@@ -35,12 +35,33 @@ pub(super) fn status_sql(n: usize) -> String {
     )
 }
 
-/// `AND …` for a filter, its values numbered from `$first`.
-fn filter_sql<'f>(filter: &'f ClientFilter, first: usize, now: DateTime<Utc>) -> (String, Vec<Value<'f>>) {
+/// `AND …` for a filter, its values numbered from `$first` (the tenant's, when it has one,
+/// is `$first`: the CSV's walk names it again in its other parts).
+pub(super) fn filter_sql<'f>(
+    d: Dialect,
+    filter: &'f ClientFilter,
+    first: usize,
+    now: DateTime<Utc>,
+) -> (String, Vec<Value<'f>>) {
     let (mut sql, mut values) = (String::new(), Vec::new());
     if let Some(tenant) = &filter.tenant {
         sql += &format!(" AND tenant = ${}", first + values.len());
         values.push(text(tenant));
+    }
+    if let Some(search) = &filter.search {
+        // Case counts, as in `ClientFilter::admits` (and as `strpos` and `instr` compare).
+        let n = first + values.len();
+        let contains = match d {
+            Dialect::Postgres => "strpos",
+            Dialect::Sqlite => "instr",
+        };
+        sql += &format!(" AND ({contains}(tenant, ${n}) > 0 OR {contains}(subject, ${n}) > 0)");
+        values.push(text(search));
+    }
+    match filter.changes {
+        Some(ChangesMet::Met) => sql += " AND risk < 2",
+        Some(ChangesMet::None) => sql += " AND risk >= 2",
+        None => {}
     }
     if let Some(status) = filter.status {
         let quiet = first + values.len();
@@ -119,12 +140,25 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         of: u16,
         filter: &ClientFilter,
         after: Option<&Place>,
+        skip: u64,
         limit: usize,
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<ClientSummary>> {
-        let (filtered, mut values) = filter_sql(filter, 2, now);
+        const ORDER: &str = " ORDER BY risk, order_requests, tenant, subject";
+        let (filtered, mut values) = filter_sql(self.dialect, filter, 2, now);
         values.insert(0, version(of));
-        let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM client_versions WHERE version = $1{filtered}");
+        let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM client_versions WHERE version = $1");
+        if skip > 0 {
+            // The rows skipped are read from the at-risk index alone, not fetched one by one.
+            let (n, m) = (values.len() + 1, values.len() + 2);
+            sql += &format!(
+                " AND (tenant, subject) IN (SELECT tenant, subject FROM client_versions WHERE version = $1{filtered}\
+                 {ORDER} LIMIT ${n} OFFSET ${m}){ORDER}"
+            );
+            values.extend([count(limit as u64), count(skip)]);
+            return read_in(&mut self.reads, Statement::new(sql, values), summary_from).await;
+        }
+        sql += &filtered;
         if let Some(place) = after {
             let n = values.len() + 1;
             sql +=
@@ -136,13 +170,13 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
                 text(&place.client.subject),
             ]);
         }
-        sql += &format!(" ORDER BY risk, order_requests, tenant, subject LIMIT ${}", values.len() + 1);
+        sql += &format!("{ORDER} LIMIT ${}", values.len() + 1);
         values.push(count(limit as u64));
         read_in(&mut self.reads, Statement::new(sql, values), summary_from).await
     }
 
     async fn status_counts(&mut self, of: u16, filter: &ClientFilter, now: DateTime<Utc>) -> StoreResult<StatusCounts> {
-        let (filtered, mut values) = filter_sql(filter, 3, now);
+        let (filtered, mut values) = filter_sql(self.dialect, filter, 3, now);
         values.splice(0..0, [version(of), time(now - QUIET_FOR_DONE)]);
         let sql = format!(
             "SELECT {} AS status, count(*) AS clients FROM client_versions WHERE version = $1{filtered} \

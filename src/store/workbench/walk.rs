@@ -9,10 +9,10 @@ use futures_util::FutureExt;
 
 use super::super::{
     query::Dialect,
-    rows::{Each, NamedRow, RowSnapshot, Statement, must_text, must_time, text, time, version},
+    rows::{Each, NamedRow, RowSnapshot, Statement, must_text, must_time, version},
 };
 use super::rows::{client_from, on_from, summary_from};
-use crate::core::storage::{ClientFilter, ClientRows, ExposureActivity, QUIET_FOR_DONE, RouteActivity, StoreResult};
+use crate::core::storage::{ClientFilter, ClientRows, ExposureActivity, RouteActivity, StoreResult};
 
 /// Which table a row of the walk comes from (its `part` column).
 const SUMMARY: i64 = 0;
@@ -29,25 +29,14 @@ fn null(d: Dialect, of: &str) -> String {
     }
 }
 
-/// The walk's statement: `$1` the version, then the filter's values (its status applies to the
-/// summaries only: a client's other rows come without one, and are left out by the reader).
+/// The walk's statement: `$1` the version, then the filter's values (all but the tenant apply
+/// to the summaries only: a client's other rows come without one, and are left out by the
+/// reader).
 fn statement<'f>(d: Dialect, of: u16, versions: &[u16], filter: &'f ClientFilter, now: DateTime<Utc>) -> Statement<'f> {
-    let mut values = vec![version(of)];
-    let tenant = match &filter.tenant {
-        Some(t) => {
-            values.push(text(t));
-            " AND tenant = $2"
-        }
-        None => "",
-    };
-    let status = match filter.status {
-        Some(s) => {
-            let n = values.len() + 1;
-            values.extend([time(now - QUIET_FOR_DONE), text(s.name())]);
-            format!(" AND {} = ${}", super::snapshot::status_sql(n), n + 1)
-        }
-        None => String::new(),
-    };
+    let (summaries, mut values) = super::snapshot::filter_sql(d, filter, 2, now);
+    values.insert(0, version(of));
+    // `filter_sql` numbers the tenant `$2` when there is one; the other parts name it too.
+    let tenant = if filter.tenant.is_some() { " AND tenant = $2" } else { "" };
     let (t, big, at, int) = (null(d, "TEXT"), null(d, "BIGINT"), null(d, "TIMESTAMPTZ"), null(d, "INTEGER"));
     let rest = format!(
         "{big} AS rehearsals, {at} AS last_rehearsal, {big} AS refusals, {at} AS last_successor, {int} AS changes_met"
@@ -56,7 +45,7 @@ fn statement<'f>(d: Dialect, of: u16, versions: &[u16], filter: &'f ClientFilter
     let sql = format!(
         "SELECT {SUMMARY} AS part, tenant, subject, version, {t} AS method, {t} AS route, {t} AS change, requests, \
          first_request, last_request, rehearsals, last_rehearsal, refusals, last_successor, changes_met \
-         FROM client_versions WHERE version = $1{tenant}{status} \
+         FROM client_versions WHERE version = $1{summaries} \
          UNION ALL SELECT {ROUTE}, tenant, subject, version, method, route, {t}, requests, first_seen, last_seen, {rest} \
          FROM client_routes WHERE version = $1{tenant} \
          UNION ALL SELECT {EXPOSURE}, tenant, subject, version, method, route, change, requests, {at}, last_seen, {rest} \

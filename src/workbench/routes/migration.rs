@@ -19,7 +19,7 @@ use crate::{
     auth::{Caller, tenant},
     core::{
         fields::{FieldError, Rule},
-        storage::{Client, ClientFilter, Place, Status},
+        storage::{ChangesMet, Client, ClientFilter, Status},
     },
     encoding::rfc3339_seconds as stamp,
     wire::{
@@ -29,7 +29,7 @@ use crate::{
     workbench::{Workbench, elements::Used, records::details_json},
     workbench::{
         records::ClientRecord,
-        view::{self, Versions},
+        view::{self, Start, Versions},
     },
 };
 
@@ -117,7 +117,13 @@ pub struct EveryoneQuery {
     cursor: Option<String>,
     status: Option<String>,
     tenant: Option<String>,
+    page: Option<String>,
+    q: Option<String>,
+    changes: Option<String>,
 }
+
+/// Longest `q`: a tenant is at most 63 characters, a subject at most 255.
+const MAX_SEARCH: usize = 255;
 
 /// What `GET /admin/migration` was asked, checked.
 struct Asked {
@@ -125,7 +131,9 @@ struct Asked {
     csv: bool,
     filter: ClientFilter,
     limit: usize,
-    after: Option<Place>,
+    start: Start,
+    /// The page asked for (1-based), when one was.
+    page: Option<u64>,
     /// The fingerprint a cursor of this query carries.
     query: String,
 }
@@ -154,12 +162,44 @@ fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<
     if query.tenant.as_deref().is_some_and(|t| !tenant::is_valid(t)) {
         errors.push(FieldError::parameter("tenant", Rule::Invalid));
     }
-    let filter = ClientFilter { status, tenant: query.tenant.clone() };
-    let fingerprint = query_of(&[
-        &versions.version.to_string(),
-        query.status.as_deref().unwrap_or(""),
-        query.tenant.as_deref().unwrap_or(""),
-    ]);
+    let search = query.q.clone().filter(|q| !q.is_empty());
+    if search.as_ref().is_some_and(|q| q.chars().count() > MAX_SEARCH) {
+        errors.push(FieldError::parameter("q", Rule::TooLong { max: MAX_SEARCH }));
+    }
+    let met = match query.changes.as_deref() {
+        None => None,
+        Some(raw) => ChangesMet::named(raw).or_else(|| {
+            errors.push(FieldError::parameter("changes", Rule::OneOf("met, none".into())));
+            None
+        }),
+    };
+    let page = match query.page.as_deref().map(str::parse::<i64>) {
+        None => None,
+        Some(Err(_)) => {
+            errors.push(FieldError::parameter("page", Rule::ExpectedInteger));
+            None
+        }
+        Some(Ok(n)) if n < 1 => {
+            errors.push(FieldError::parameter("page", Rule::Min { min: 1 }));
+            None
+        }
+        Some(Ok(_)) if query.cursor.is_some() => {
+            errors.push(FieldError::parameter("page", Rule::NotWithCursor));
+            None
+        }
+        Some(Ok(n)) => Some(n as u64),
+    };
+    let mut shape = vec![
+        versions.version.to_string(),
+        query.status.clone().unwrap_or_default(),
+        query.tenant.clone().unwrap_or_default(),
+    ];
+    // Cursors made before `q` and `changes` existed keep their fingerprint.
+    if search.is_some() || met.is_some() {
+        shape.extend([search.clone().unwrap_or_default(), query.changes.clone().unwrap_or_default()]);
+    }
+    let filter = ClientFilter { status, tenant: query.tenant.clone(), search, changes: met };
+    let fingerprint = query_of(&shape.iter().map(String::as_str).collect::<Vec<_>>());
     let after = match query.cursor.as_deref() {
         Some(raw) => read_place(raw, &fingerprint).map_err(|e| errors.push(e)).ok(),
         None => None,
@@ -167,12 +207,16 @@ fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
-    Ok(Asked { versions, csv, filter, limit, after, query: fingerprint })
+    let start = match page {
+        Some(n) => Start::At((n - 1).saturating_mul(limit as u64)),
+        None => Start::After(after),
+    };
+    Ok(Asked { versions, csv, filter, limit, start, page, query: fingerprint })
 }
 
-/// `GET /admin/migration?version=1[&limit][&cursor][&status][&tenant]`: a page of the version's
-/// clients in the at-risk order (met a change first, never rehearsed, most requests), with the
-/// count of every client the filter admits by status. `Accept: text/csv` or `?format=csv`:
+/// `GET /admin/migration?version=1[&limit][&cursor|&page][&status][&tenant][&q][&changes]`: a
+/// page of the version's clients in the at-risk order (met a change first, never rehearsed,
+/// most requests), with the count of every client the filter admits by status. `Accept: text/csv` or `?format=csv`:
 /// every client and route, streamed in one walk.
 #[handler]
 pub async fn everyone(
@@ -191,7 +235,7 @@ pub async fn everyone(
         &workbench.counting,
         &asked.versions,
         &asked.filter,
-        asked.after.as_ref(),
+        &asked.start,
         asked.limit,
         now,
     )
@@ -209,13 +253,18 @@ pub async fn everyone(
             record
         })
         .collect();
-    let body = json!({
+    let mut body = json!({
         "version": asked.versions.version,
         "successor": asked.versions.successor,
         "summary": {"clients": page.counts.total(), "byStatus": by_status},
         "records": records,
         "nextCursor": page.next.as_ref().map(|p| place_cursor(p, &asked.query)),
     });
+    // A numbered page says where it is: `pages` is at least 1, the one page of no clients.
+    if let Some(number) = asked.page {
+        body["page"] = json!(number);
+        body["pages"] = json!(page.counts.total().div_ceil(asked.limit as u64).max(1));
+    }
     Ok(Json(body).into_response())
 }
 

@@ -21,6 +21,7 @@ use crate::{
         fields::{FieldError, Rule},
         storage::Client,
     },
+    routing::params::Params,
     wire::error::{ApiError, Kind},
     workbench::Workbench,
 };
@@ -43,7 +44,7 @@ pub async fn mine(
     let form = text::Form::asked(req)?;
     let client = caller.client();
     let (guide, _) = workbench.guide(&client, query.version).await.map_err(ApiError::from)?;
-    Ok(text::respond(&guide, form))
+    Ok(text::respond(&guide, form, text::Reader::Owners))
 }
 
 /// `GET /admin/migration/guide?version=1&tenant=T&subject=S`: any client's guide; 404 for a
@@ -69,5 +70,36 @@ pub async fn anyones(
     if !seen {
         return Err(ApiError::new(Kind::NotFound).into());
     }
-    Ok(text::respond(&guide, form))
+    Ok(text::respond(&guide, form, text::Reader::Owners))
+}
+
+#[derive(Deserialize)]
+pub struct ClientGuideQuery {
+    version: Option<u16>,
+    format: Option<String>,
+}
+
+/// `GET /admin/clients/<tenant>/<subject>/guide[?format=html|markdown|json]`: one client's
+/// guide as an admin opens it from the dashboard, a link that can be shared (its title names
+/// tenant and subject); 404 for a client never seen on the version.
+#[handler]
+pub async fn of_client(
+    workbench: Data<&Arc<Workbench>>,
+    Params(params): Params,
+    query: Query<ClientGuideQuery>,
+    req: &Request,
+) -> poem::Result<Response> {
+    let form = match query.format.as_deref() {
+        None => text::Form::asked(req)?,
+        Some(name) => text::Form::named(name).ok_or_else(|| {
+            ApiError::validation(vec![FieldError::parameter("format", Rule::OneOf("json, markdown, html".into()))])
+        })?,
+    };
+    let [tenant, subject] = <[String; 2]>::try_from(params).map_err(|_| ApiError::new(Kind::NotFound))?;
+    let (guide, seen) =
+        workbench.guide(&Client::new(&tenant, &subject), query.version).await.map_err(ApiError::from)?;
+    if !seen {
+        return Err(ApiError::new(Kind::NotFound).into());
+    }
+    Ok(text::respond(&guide, form, text::Reader::Admin))
 }

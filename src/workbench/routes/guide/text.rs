@@ -1,6 +1,7 @@
 //! A migration guide as a client reads it: JSON, markdown, or one self-contained HTML page,
-//! chosen by `Accept`. The markdown and HTML forms name the tenant, never the token's subject
-//! (often an e-mail address): nothing in them is a name, an address or a token.
+//! chosen by `Accept` (or `format`). The forms a client's owners are handed name the tenant,
+//! never the token's subject (often an e-mail address): nothing in them is a name, an address
+//! or a token. The form an admin opens from one client's page names both in its title.
 
 use std::fmt::Write;
 
@@ -36,13 +37,30 @@ impl Form {
         });
         forms.into_iter().next().ok_or_else(|| ApiError::new(Kind::NotAcceptable))
     }
+
+    /// `format=json|markdown|html`, which wins over `Accept` (a link opens the form it names).
+    pub fn named(format: &str) -> Option<Form> {
+        match format {
+            "json" => Some(Form::Json),
+            "markdown" => Some(Form::Markdown),
+            "html" => Some(Form::Html),
+            _ => None,
+        }
+    }
 }
 
-pub fn respond(guide: &Guide, form: Form) -> Response {
+/// Who a guide's text is written for: a client's owners, or an admin looking at any client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    Owners,
+    Admin,
+}
+
+pub fn respond(guide: &Guide, form: Form, reader: Reader) -> Response {
     let (content_type, body) = match form {
         Form::Json => ("application/json", guide.to_json().to_string()),
-        Form::Markdown => ("text/markdown; charset=utf-8", markdown(guide)),
-        Form::Html => ("text/html; charset=utf-8", html(guide)),
+        Form::Markdown => ("text/markdown; charset=utf-8", markdown(guide, reader)),
+        Form::Html => ("text/html; charset=utf-8", html(guide, reader)),
     };
     Response::builder().content_type(content_type).header("vary", "Accept").body(body)
 }
@@ -83,9 +101,19 @@ fn element_facts(used: &Used) -> (String, String) {
     (facts, format!("Instead: {} {}", d.replacement, d.instruction))
 }
 
-pub fn markdown(guide: &Guide) -> String {
+/// `Migration guide: v1 to v2`; for an admin, `Migration guide for <tenant> / <subject>: …`.
+fn title(guide: &Guide, reader: Reader) -> String {
+    match reader {
+        Reader::Owners => format!("Migration guide: v{} to v{}", guide.from, guide.to),
+        Reader::Admin => {
+            format!("Migration guide for {} / {}: v{} to v{}", guide.tenant, guide.subject, guide.from, guide.to)
+        }
+    }
+}
+
+pub fn markdown(guide: &Guide, reader: Reader) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# Migration guide: v{} to v{}\n", guide.from, guide.to);
+    let _ = writeln!(out, "# {}\n", title(guide, reader));
     let _ = writeln!(out, "Tenant `{}`. Status: **{}**. {}\n", guide.tenant, guide.status.name(), sunset_line(guide));
     let _ = writeln!(out, "**Next step:** {}\n", guide.next_step);
     if guide.routes.is_empty() {
@@ -138,9 +166,9 @@ fn escape(text: &str) -> String {
 }
 
 /// One page, its style inline: no script, no font, nothing fetched.
-pub fn html(guide: &Guide) -> String {
+pub fn html(guide: &Guide, reader: Reader) -> String {
     let mut out = String::new();
-    let title = format!("Migration guide: v{} to v{}", guide.from, guide.to);
+    let title = escape(&title(guide, reader));
     let _ = write!(
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\

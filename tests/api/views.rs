@@ -1,0 +1,210 @@
+//! The views the dashboard reads (CONTRACT §25) as the admin API answers them: numbered pages
+//! of the at-risk order, the search, the "changes met" filter, and one client's guide at its
+//! own address.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::{
+    at_scale::{NOW, call, deprecated, populate, subject, token},
+    harness::{Backend, Reply, TestApp, app::FixedClock, send},
+};
+
+crate::scenarios![
+    numbered_pages_hold_the_order_a_full_list_holds,
+    the_search_and_changes_met_filter_as_the_full_list_says,
+    bad_view_parameters_are_400_and_change_nothing,
+    an_admin_opens_one_clients_guide_at_its_own_address,
+];
+
+fn records(body: &Value) -> Vec<String> {
+    body["records"].as_array().unwrap().iter().map(subject).collect()
+}
+
+/// Every numbered page of `query` in pages of `limit`, checking each says where it is.
+async fn numbered(app: &TestApp, query: &str, limit: usize) -> Vec<String> {
+    let first = app.get(&format!("/admin/migration?{query}&limit={limit}&page=1")).await;
+    first.assert_status(200);
+    let pages = first.json()["pages"].as_u64().unwrap();
+    let mut listed = Vec::new();
+    for page in 1..=pages {
+        let body = app.get(&format!("/admin/migration?{query}&limit={limit}&page={page}")).await.json();
+        assert_eq!((body["page"].as_u64(), body["pages"].as_u64()), (Some(page), Some(pages)), "{query}");
+        let these = records(&body);
+        assert!(these.len() == limit || page == pages, "only the last page is short: {query} page {page}");
+        // A page that has another after it says so with a cursor, as a cursor's page does.
+        assert_eq!(body["nextCursor"].is_null(), page == pages, "{query} page {page}");
+        listed.extend(these);
+    }
+    listed
+}
+
+async fn numbered_pages_hold_the_order_a_full_list_holds(backend: Backend) {
+    let clock = FixedClock::at(NOW);
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    populate(&app, &clock, 45).await;
+    app.counts_written().await;
+    // Some clients call again and new ones arrive: this instance holds their counts unwritten,
+    // and they move in the order (the pages must place them where the merged order has them).
+    let url = format!("http://{}", app.addr);
+    for (who, tenant) in
+        [("c003", "acme"), ("c010", "globex"), ("c044", "initech"), ("late1", "acme"), ("late2", "globex")]
+    {
+        let bot = token(who, tenant);
+        assert_eq!(call(&url, &app.client, &bot, "/api/v1/customers?sortBy=name", false).await, 200);
+        assert_eq!(call(&url, &app.client, &bot, "/users", false).await, 200);
+    }
+    for _ in 0..2 {
+        let all = app.get("/admin/migration?version=1&limit=1000").await.json();
+        let everyone = records(&all);
+        assert_eq!(everyone.len(), 47);
+        for limit in [1, 4, 7, 47, 100] {
+            assert_eq!(numbered(&app, "version=1", limit).await, everyone, "pages of {limit}");
+        }
+        let tenant: Vec<String> = everyone.iter().filter(|s| s.starts_with("acme/")).cloned().collect();
+        assert_eq!(numbered(&app, "version=1&tenant=acme", 3).await, tenant);
+        let not_started = app.get("/admin/migration?version=1&limit=1000&status=not-started").await.json();
+        assert_eq!(numbered(&app, "version=1&status=not-started", 5).await, records(&not_started));
+        // Past the last page: no records, and where the last one is.
+        let past = app.get("/admin/migration?version=1&limit=10&page=9").await;
+        past.assert_status(200);
+        let past = past.json();
+        assert_eq!((records(&past).len(), &past["page"], &past["pages"]), (0, &9.into(), &5.into()));
+        assert_eq!(past["summary"], all["summary"]);
+        // The same once every count is written.
+        app.counts_written().await;
+    }
+    // No client at all: one empty page.
+    let none = app.get("/admin/migration?version=1&tenant=nobody&page=1").await.json();
+    assert_eq!((records(&none).len(), &none["pages"]), (0, &1.into()));
+}
+
+async fn the_search_and_changes_met_filter_as_the_full_list_says(backend: Backend) {
+    let clock = FixedClock::at(NOW);
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    populate(&app, &clock, 45).await;
+    let all = app.get("/admin/migration?version=1&limit=1000").await.json();
+    let every = all["records"].as_array().unwrap();
+    let met = |r: &&Value| {
+        r["routes"].as_array().unwrap().iter().any(|route| !route["exposures"].as_array().unwrap().is_empty())
+    };
+    let expect = |keep: &dyn Fn(&&Value) -> bool| every.iter().filter(|r| keep(r)).map(subject).collect::<Vec<_>>();
+    for (query, expected) in [
+        // Part of the subject; part of the tenant (every subject of `globex`).
+        ("q=c01", expect(&|r| r["subject"].as_str().unwrap().contains("c01"))),
+        ("q=obe", expect(&|r| r["tenant"] == "globex")),
+        ("q=C01", vec![]),
+        ("changes=met", expect(&met)),
+        ("changes=none", expect(&|r| !met(r))),
+        (
+            "q=c0&changes=met&tenant=acme",
+            expect(&|r| met(r) && r["tenant"] == "acme" && r["subject"].as_str().unwrap().contains("c0")),
+        ),
+    ] {
+        assert!(query == "q=C01" || !expected.is_empty(), "{query} has clients to find");
+        let body = app.get(&format!("/admin/migration?version=1&limit=1000&{query}")).await.json();
+        assert_eq!(records(&body), expected, "{query}");
+        assert_eq!(body["summary"]["clients"], expected.len() as u64, "{query}");
+        // In pages, by cursor and by number, the same.
+        let mut walked = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let path = match &cursor {
+                Some(c) => format!("/admin/migration?version=1&limit=4&{query}&cursor={c}"),
+                None => format!("/admin/migration?version=1&limit=4&{query}"),
+            };
+            let page = app.get(&path).await;
+            page.assert_status(200);
+            let page = page.json();
+            walked.extend(records(&page));
+            match page["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_string()),
+                None => break,
+            }
+        }
+        assert_eq!(walked, expected, "{query} by cursor");
+        assert_eq!(numbered(&app, &format!("version=1&{query}"), 4).await, expected, "{query} by number");
+        // The CSV lists the same clients.
+        let csv = app.get(&format!("/admin/migration?version=1&format=csv&{query}")).await.text;
+        let mut listed: Vec<String> =
+            csv.lines().skip(1).map(|l| l.split(',').take(2).collect::<Vec<_>>().join("/")).collect();
+        listed.dedup();
+        let mut sorted = expected.clone();
+        sorted.sort();
+        assert_eq!(listed, sorted, "{query} as CSV");
+    }
+    // The same once every count is written (the store's own search).
+    app.counts_written().await;
+    assert_eq!(app.get("/admin/migration?version=1&limit=1000&q=c01").await.json()["summary"]["clients"], 10);
+}
+
+async fn bad_view_parameters_are_400_and_change_nothing(backend: Backend) {
+    let clock = FixedClock::at(NOW);
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    populate(&app, &clock, 3).await;
+    let before = app.get("/admin/migration?version=1").await.json();
+    let codes = |reply: Reply| {
+        reply.assert_status(400);
+        reply.error_codes()
+    };
+    let cursor = app.get("/admin/migration?version=1&limit=1").await.json()["nextCursor"].as_str().unwrap().to_string();
+    let long = "x".repeat(256);
+    for (query, field, code) in [
+        ("page=0".to_string(), "page", "min"),
+        ("page=-2".to_string(), "page", "min"),
+        ("page=two".to_string(), "page", "type"),
+        (format!("page=2&limit=1&cursor={cursor}"), "page", "not_with_cursor"),
+        ("changes=some".to_string(), "changes", "one_of"),
+        (format!("q={long}"), "q", "too_long"),
+    ] {
+        let errors = codes(app.get(&format!("/admin/migration?version=1&{query}")).await);
+        assert_eq!(errors, vec![(field.to_string(), code.to_string())], "{query}");
+    }
+    // A cursor is bound to its search as to its other filters.
+    let searched = app.get("/admin/migration?version=1&limit=1&q=c").await.json();
+    let cursor = searched["nextCursor"].as_str().unwrap();
+    let errors = codes(app.get(&format!("/admin/migration?version=1&limit=1&q=c0&cursor={cursor}")).await);
+    assert_eq!(errors, vec![("cursor".to_string(), "cursor_mismatch".to_string())]);
+    // Nothing was written by any of them.
+    assert_eq!(app.get("/admin/migration?version=1").await.json(), before);
+}
+
+async fn an_admin_opens_one_clients_guide_at_its_own_address(backend: Backend) {
+    let clock = FixedClock::at(NOW);
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    let url = format!("http://{}", app.addr);
+    // A subject with characters a path must escape.
+    let bot = token("auth0|ci bot/1", "acme");
+    assert_eq!(call(&url, &app.client, &bot, "/api/v1/customers?sortBy=name", false).await, 200);
+    let path = "/admin/clients/acme/auth0%7Cci%20bot%2F1/guide";
+    let query = "/admin/migration/guide?version=1&tenant=acme&subject=auth0%7Cci%20bot%2F1";
+
+    let json = app.get(path).await;
+    json.assert_status(200);
+    assert_eq!(json.json(), app.get(query).await.json());
+    let html = app.get(&format!("{path}?format=html")).await;
+    html.assert_status(200);
+    assert_eq!(html.header("content-type"), Some("text/html; charset=utf-8"));
+    assert!(html.text.contains("<title>Migration guide for acme / auth0|ci bot/1: v1 to v2</title>"), "{}", html.text);
+    let markdown = app.get(&format!("{path}?format=markdown")).await;
+    assert_eq!(markdown.header("content-type"), Some("text/markdown; charset=utf-8"));
+    assert!(markdown.text.starts_with("# Migration guide for acme / auth0|ci bot/1: v1 to v2\n"), "{}", markdown.text);
+    // `format` wins over Accept; Accept still chooses without it.
+    let by_accept = send(app.request(Method::GET, path).header("accept", "text/markdown")).await;
+    assert_eq!(by_accept.text, markdown.text);
+    let both = send(app.request(Method::GET, &format!("{path}?format=html")).header("accept", "text/markdown")).await;
+    assert_eq!(both.text, html.text);
+    // The guide its owners read names no subject.
+    let own =
+        send(app.client.get(app.url("/api/migration/guide")).bearer_auth(&bot).header("accept", "text/html")).await;
+    assert!(!own.text.contains("auth0|ci bot/1"));
+
+    // Bad input: a form it has not, a client never seen, a version not served, a client's token.
+    let bad = app.get(&format!("{path}?format=pdf")).await;
+    bad.assert_status(400);
+    assert_eq!(bad.error_codes(), vec![("format".to_string(), "one_of".to_string())]);
+    app.get("/admin/clients/acme/nobody/guide").await.assert_status(404);
+    app.get(&format!("{path}?version=7")).await.assert_status(400);
+    send(app.client.get(app.url(path)).bearer_auth(&bot)).await.assert_status(403);
+    send(app.client.get(app.url(path))).await.assert_status(401);
+}
