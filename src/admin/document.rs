@@ -61,7 +61,7 @@ fn brownout() -> Value {
 /// A client's record for the version that retires first, and the one after it.
 fn record(version: u16, successor: u16) -> Value {
     let route = object(
-        json!({"method": string(), "route": string(), "requests": {"type": "integer"}, "firstSeen": nullable(time()),
+        json!({"method": string(), "route": string(), "called": string(), "requests": {"type": "integer"}, "firstSeen": nullable(time()),
                "lastSeen": nullable(time()), "successor": nullable(string()),
                "changes": {"type": "array", "items": string()},
                "exposures": {"type": "array", "items": object(
@@ -71,7 +71,18 @@ fn record(version: u16, successor: u16) -> Value {
                "dryRuns": {"type": "array", "items": object(
                    json!({"version": {"type": "integer"}, "requests": {"type": "integer"}, "lastSeen": time()}),
                    &["version", "requests", "lastSeen"])}}),
-        &["method", "route", "requests", "firstSeen", "lastSeen", "successor", "changes", "exposures", "dryRuns"],
+        &[
+            "method",
+            "route",
+            "called",
+            "requests",
+            "firstSeen",
+            "lastSeen",
+            "successor",
+            "changes",
+            "exposures",
+            "dryRuns",
+        ],
     );
     let (old, new) = (format!("lastV{version}Request"), format!("lastV{successor}Request"));
     let mut properties = json!({
@@ -379,6 +390,15 @@ pub fn get_admin_dashboard(_: &Context) -> Value {
     "responses": {"200": {"description": "The page", "content": {"text/html": {"schema": string()}}}}})
 }
 
+/// `GET /admin/dashboard/:module`.
+pub fn get_admin_dashboard_module(_: &Context) -> Value {
+    json!({"summary": "One of the dashboard's JavaScript modules (app.js, format.js, chart.js).",
+    "tags": ["admin"], "security": [],
+    "parameters": [{"name": "module", "in": "path", "required": true, "schema": {"type": "string", "enum": ["app.js", "format.js", "chart.js"]}}],
+    "responses": {"200": {"description": "The module", "content": {"text/javascript": {"schema": string()}}},
+        "404": answer("No such module", None)}})
+}
+
 /// `GET /api/migration`.
 pub fn get_api_migration(c: &Context) -> Value {
     json!({"summary": "The caller's own migration record (any valid token).", "tags": ["migration"],
@@ -465,7 +485,8 @@ pub fn get_admin_migration(c: &Context) -> Value {
         {"name": "status", "in": "query", "required": false, "schema": statuses},
         {"name": "tenant", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}},
         {"name": "q", "in": "query", "required": false, "description": "Part of the tenant or the subject (case counts).", "schema": {"type": "string", "maxLength": 255}},
-        {"name": "changes", "in": "query", "required": false, "description": "met: clients whose requests met a change of the successor; none: the others.", "schema": {"type": "string", "enum": ["met", "none"]}}],
+        {"name": "changes", "in": "query", "required": false, "description": "met: clients whose requests met a change of the successor; none: the others.", "schema": {"type": "string", "enum": ["met", "none"]}},
+        {"name": "sort", "in": "query", "required": false, "description": "The order of the pages: at-risk (the default), requests (most first) or last-seen (most recent first), each then by tenant and subject.", "schema": {"type": "string", "enum": ["at-risk", "requests", "last-seen"], "default": "at-risk"}}],
     "responses": {"200": {"description": "Records", "content": {
         "application/json": {"schema": object(json!({"version": {"type": "integer"}, "successor": {"type": "integer"},
             "summary": object(json!({"clients": {"type": "integer"}, "byStatus": {"type": "object", "additionalProperties": {"type": "integer"}}}), &["clients", "byStatus"]),

@@ -1,4 +1,4 @@
-//! A numbered page of the at-risk order (`GET /admin/migration?page=P`) with the clients this
+//! A numbered page of an order of clients (`GET /admin/migration?page=P`) with the clients this
 //! instance holds unwritten counts for in their merged places, exactly as if every count were
 //! written.
 //!
@@ -78,7 +78,7 @@ mod tests {
     use super::*;
 
     fn place(risk: u8, requests: u64, subject: usize) -> Place {
-        Place { risk, requests, client: Client::new("t", format!("s{subject:03}")) }
+        Place { key: [i64::from(risk), -(requests as i64)], client: Client::new("t", format!("s{subject:03}")) }
     }
 
     /// Every stored client, then for some of them (and some new ones) a merged place.

@@ -18,7 +18,7 @@ use super::{
 use crate::core::{
     CoreError,
     storage::{
-        Activity, Client, ClientFilter, ClientRows, ClientSummary, Place, Status, StatusCounts, Store, UsageRow,
+        Activity, Client, ClientFilter, ClientRows, ClientSummary, Order, Place, Status, StatusCounts, Store, UsageRow,
         UseKind, Window, Windowed, WorkbenchSnapshot,
     },
 };
@@ -137,7 +137,7 @@ pub struct Page {
     pub next: Option<Place>,
 }
 
-/// Where a page of everyone's records starts in the at-risk order.
+/// Where a page of everyone's records starts in its order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Start {
     /// Right after this place (a cursor's), or at the first client.
@@ -146,16 +146,25 @@ pub enum Start {
     At(u64),
 }
 
-/// Up to `limit` clients of `versions.version` from `start` in the at-risk order.
+/// Which page of the clients a filter admits: up to `limit` of them from `start` in `order`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slice {
+    pub order: Order,
+    pub start: Start,
+    pub limit: usize,
+}
+
+/// The clients of `versions.version` the filter admits in `slice`.
 pub async fn everyone(
     store: &dyn Store,
     counting: &Counting,
     versions: &Versions,
     filter: &ClientFilter,
-    start: &Start,
-    limit: usize,
+    slice: &Slice,
     now: DateTime<Utc>,
 ) -> Result<Page, CoreError> {
+    let Slice { order, ref start, limit } = *slice;
+    let place = |s: &ClientSummary| s.place(order);
     let (version, successor) = (versions.version, versions.successor);
     let held = counting.held(|b| b.clients_on(version, successor).map(|(k, c)| (k, c.clone())).collect());
     let mut snapshot = store.snapshot().await?;
@@ -176,32 +185,33 @@ pub async fn everyone(
         Start::After(after) => {
             // The store's page without the clients held here, which take their place as merged.
             let after = after.as_ref();
-            let from_store = snapshot.at_risk(version, filter, after, 0, limit + unwritten.len() + 1, now).await?;
+            let from_store =
+                snapshot.in_order(version, filter, order, after, 0, limit + unwritten.len() + 1, now).await?;
             let mut candidates: Vec<ClientSummary> =
                 from_store.into_iter().filter(|s| !unwritten.contains_key(&s.client())).collect();
             candidates.extend(
-                merged.into_values().filter(|s| filter.admits(s, now) && after.is_none_or(|place| s.place() > *place)),
+                merged.into_values().filter(|s| filter.admits(s, now) && after.is_none_or(|after| place(s) > *after)),
             );
-            candidates.sort_by_key(ClientSummary::place);
+            candidates.sort_by_key(place);
             candidates.truncate(limit + 1);
             candidates
         }
         Start::At(at) => {
             // One more than the page tells whether another follows.
             let (offset, length) = numbered::window_for(*at, limit + 1, unwritten.len());
-            let rows = snapshot.at_risk(version, filter, None, offset, length, now).await?;
+            let rows = snapshot.in_order(version, filter, order, None, offset, length, now).await?;
             let window = numbered::StoreWindow { offset, complete: rows.len() < length, rows };
             let clients: Vec<Client> = unwritten.keys().cloned().collect();
             let held = numbered::Held {
                 clients: &clients,
-                stored: stored.values().filter(|s| filter.admits(s, now)).map(ClientSummary::place).collect(),
+                stored: stored.values().filter(|s| filter.admits(s, now)).map(place).collect(),
                 merged: merged.into_values().filter(|s| filter.admits(s, now)).collect(),
             };
-            numbered::page(window, held, ClientSummary::place, *at, limit + 1)
+            numbered::page(window, held, place, *at, limit + 1)
         }
     };
     let mut candidates = candidates;
-    let next = (candidates.len() > limit).then(|| candidates[limit - 1].place());
+    let next = (candidates.len() > limit).then(|| place(&candidates[limit - 1]));
     candidates.truncate(limit);
 
     let clients: Vec<Client> = candidates.iter().map(ClientSummary::client).collect();

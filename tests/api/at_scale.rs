@@ -87,7 +87,7 @@ pub(crate) async fn populate(app: &TestApp, clock: &FixedClock, n: usize) {
 }
 
 /// A record's requests on the retiring version (every route).
-fn requests(record: &Value) -> u64 {
+pub(crate) fn requests(record: &Value) -> u64 {
     record["routes"].as_array().unwrap().iter().map(|r| r["requests"].as_u64().unwrap()).sum()
 }
 

@@ -2,19 +2,24 @@
 //! of the at-risk order, the search, the "changes met" filter, and one client's guide at its
 //! own address.
 
+use std::time::Duration;
+
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::{
-    at_scale::{NOW, call, deprecated, populate, subject, token},
-    harness::{Backend, Reply, TestApp, app::FixedClock, send},
+    at_scale::{NOW, call, deprecated, populate, requests, subject, token},
+    harness::{Backend, Reply, TestApp, app::FixedClock, browser::Browser, send},
 };
 
 crate::scenarios![
     numbered_pages_hold_the_order_a_full_list_holds,
+    the_other_orders_hold_in_pages_by_number_and_by_cursor,
     the_search_and_changes_met_filter_as_the_full_list_says,
     bad_view_parameters_are_400_and_change_nothing,
-    an_admin_opens_one_clients_guide_at_its_own_address,
+    an_admin_opens_one_clients_guide_at_its_own_address;
+    in a browser:
+    the_dashboard_keeps_its_view_through_a_reload_and_a_refresh,
 ];
 
 fn records(body: &Value) -> Vec<String> {
@@ -77,6 +82,87 @@ async fn numbered_pages_hold_the_order_a_full_list_holds(backend: Backend) {
     // No client at all: one empty page.
     let none = app.get("/admin/migration?version=1&tenant=nobody&page=1").await.json();
     assert_eq!((records(&none).len(), &none["pages"]), (0, &1.into()));
+}
+
+/// Every page of `query` walked by cursor in pages of `limit`.
+async fn by_cursor(app: &TestApp, query: &str, limit: usize) -> Vec<String> {
+    let mut walked = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/admin/migration?{query}&limit={limit}&cursor={c}"),
+            None => format!("/admin/migration?{query}&limit={limit}"),
+        };
+        let page = app.get(&path).await;
+        page.assert_status(200);
+        let page = page.json();
+        walked.extend(records(&page));
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return walked,
+        }
+    }
+}
+
+/// A record's key in `sort`, as README "The dashboard" states the orders: most requests first;
+/// the most recent last v1 request first (whole seconds), never answered last.
+fn key_in(sort: &str, record: &Value) -> i64 {
+    match sort {
+        "requests" => -(requests(record) as i64),
+        _ => record["lastV1Request"]
+            .as_str()
+            .map_or(i64::MAX, |t| -chrono::DateTime::parse_from_rfc3339(t).unwrap().timestamp()),
+    }
+}
+
+async fn the_other_orders_hold_in_pages_by_number_and_by_cursor(backend: Backend) {
+    let clock = FixedClock::at(NOW);
+    let app = backend.spawn_at(deprecated, clock.clock()).await;
+    populate(&app, &clock, 45).await;
+    app.counts_written().await;
+    // Later calls, held unwritten here: these clients move up in both orders.
+    clock.set("2026-06-15T12:05:00Z");
+    let url = format!("http://{}", app.addr);
+    for (who, tenant, calls) in [("c003", "acme", 9), ("c044", "initech", 1), ("late1", "acme", 2)] {
+        let bot = token(who, tenant);
+        for _ in 0..calls {
+            assert_eq!(call(&url, &app.client, &bot, "/users", false).await, 200);
+        }
+    }
+    let at_risk = records(&app.get("/admin/migration?version=1&limit=1000").await.json());
+    assert_eq!(at_risk.len(), 46);
+    for _ in 0..2 {
+        for sort in ["requests", "last-seen"] {
+            let all = app.get(&format!("/admin/migration?version=1&limit=1000&sort={sort}")).await.json();
+            let listed = records(&all);
+            let (mut these, mut every) = (listed.clone(), at_risk.clone());
+            these.sort();
+            every.sort();
+            assert_eq!(these, every, "{sort} lists every client once");
+            let keys: Vec<(i64, String)> =
+                all["records"].as_array().unwrap().iter().map(|r| (key_in(sort, r), subject(r))).collect();
+            let mut sorted = keys.clone();
+            sorted.sort();
+            assert_eq!(keys, sorted, "{sort}: in its order, then by tenant and subject");
+            assert_eq!(all["summary"]["clients"], 46);
+            for limit in [1, 4, 7] {
+                let query = format!("version=1&sort={sort}");
+                assert_eq!(numbered(&app, &query, limit).await, listed, "{sort} in numbered pages of {limit}");
+                assert_eq!(by_cursor(&app, &query, limit).await, listed, "{sort} by cursor, pages of {limit}");
+            }
+            let acme: Vec<String> = listed.iter().filter(|s| s.starts_with("acme/")).cloned().collect();
+            assert_eq!(numbered(&app, &format!("version=1&sort={sort}&tenant=acme"), 3).await, acme);
+        }
+        app.counts_written().await;
+    }
+    // The most requests first is the client that called most, the most recent one that called last.
+    let first = |sort: &str| {
+        let app = &app;
+        let path = format!("/admin/migration?version=1&limit=1&sort={sort}");
+        async move { records(&app.get(&path).await.json()).remove(0) }
+    };
+    assert_eq!(first("requests").await, "acme/c003");
+    assert_eq!(first("last-seen").await, "acme/c003");
 }
 
 async fn the_search_and_changes_met_filter_as_the_full_list_says(backend: Backend) {
@@ -156,6 +242,7 @@ async fn bad_view_parameters_are_400_and_change_nothing(backend: Backend) {
         (format!("page=2&limit=1&cursor={cursor}"), "page", "not_with_cursor"),
         ("changes=some".to_string(), "changes", "one_of"),
         (format!("q={long}"), "q", "too_long"),
+        ("sort=name".to_string(), "sort", "one_of"),
     ] {
         let errors = codes(app.get(&format!("/admin/migration?version=1&{query}")).await);
         assert_eq!(errors, vec![(field.to_string(), code.to_string())], "{query}");
@@ -164,6 +251,11 @@ async fn bad_view_parameters_are_400_and_change_nothing(backend: Backend) {
     let searched = app.get("/admin/migration?version=1&limit=1&q=c").await.json();
     let cursor = searched["nextCursor"].as_str().unwrap();
     let errors = codes(app.get(&format!("/admin/migration?version=1&limit=1&q=c0&cursor={cursor}")).await);
+    assert_eq!(errors, vec![("cursor".to_string(), "cursor_mismatch".to_string())]);
+    // And to its order: a cursor of one order is no place in another.
+    let by_requests = app.get("/admin/migration?version=1&limit=1&sort=requests").await.json();
+    let cursor = by_requests["nextCursor"].as_str().unwrap();
+    let errors = codes(app.get(&format!("/admin/migration?version=1&limit=1&cursor={cursor}")).await);
     assert_eq!(errors, vec![("cursor".to_string(), "cursor_mismatch".to_string())]);
     // Nothing was written by any of them.
     assert_eq!(app.get("/admin/migration?version=1").await.json(), before);
@@ -207,4 +299,172 @@ async fn an_admin_opens_one_clients_guide_at_its_own_address(backend: Backend) {
     app.get(&format!("{path}?version=7")).await.assert_status(400);
     send(app.client.get(app.url(path)).bearer_auth(&bot)).await.assert_status(403);
     send(app.client.get(app.url(path))).await.assert_status(401);
+}
+
+/// The subjects the dashboard's client table shows.
+const SHOWN: &str = "[...document.querySelectorAll('#progress tbody tr')].map(r => r.dataset.client)";
+
+/// The clients the admin API answers for a page of the dashboard's view.
+async fn api_page(app: &TestApp, query: &str) -> Value {
+    json!(records(&app.get(&format!("/admin/migration?version=1&limit=50&{query}")).await.json()))
+}
+
+async fn sign_in(browser: &mut Browser, token: &str) {
+    let typed = format!(
+        "document.getElementById('token').value = {}; document.getElementById('login').requestSubmit(); true",
+        json!(token)
+    );
+    assert_eq!(browser.eval(&typed).await, true);
+}
+
+/// Waits until a load after `before` (the last "Updated" instant) has finished.
+async fn loaded_after(browser: &mut Browser, before: &Value) {
+    let check = format!(
+        "(document.querySelector('#updated time')?.dateTime ?? null) !== {} && document.getElementById('status').textContent === ''",
+        before
+    );
+    browser.wait_for(&check, Duration::from_secs(15)).await;
+}
+
+async fn updated(browser: &mut Browser) -> Value {
+    browser.eval("document.querySelector('#updated time')?.dateTime ?? null").await
+}
+
+/// An operator filters to a tenant, pages, opens a row, scrolls, and the refresh, a reload and
+/// a link sent to a colleague all keep that view; every page is what the admin API answers.
+/// axe-core finds nothing serious. Leaves `target/dashboard-view*.png`.
+async fn the_dashboard_keeps_its_view_through_a_reload_and_a_refresh(backend: Backend) {
+    let app = backend.spawn_with(deprecated).await;
+    let url = format!("http://{}", app.addr);
+    for i in 0..130 {
+        let tenant = ["acme", "globex"][i % 2];
+        let path = if i % 3 == 0 { "/api/v1/customers?sortBy=name" } else { "/users" };
+        for _ in 0..(i % 4) + 1 {
+            assert_eq!(call(&url, &app.client, &token(&format!("app-{i:03}"), tenant), path, false).await, 200);
+        }
+    }
+    let mut browser = Browser::launch().await;
+    // A link a colleague sent: acme's clients, page 2.
+    browser.log_in_to_dashboard(&app.url("/admin/dashboard#tenant=acme&page=2"), &app.admin).await;
+    loaded_after(&mut browser, &Value::Null).await;
+    assert_eq!(browser.eval("document.getElementById('f-tenant').value").await, "acme");
+    assert_eq!(browser.eval("document.getElementById('shown').textContent").await, "page 2 of 2 · 65 clients");
+    assert_eq!(browser.eval(SHOWN).await, api_page(&app, "tenant=acme&page=2").await);
+    assert_eq!(browser.eval("document.getElementById('who').textContent").await, "admin-1");
+    assert_eq!(browser.eval("document.getElementById('login').hidden").await, true, "the form gives way");
+    // The verdict comes first, in the space kept for it.
+    let verdict_first = browser
+        .eval("document.getElementById('verdict').getBoundingClientRect().bottom <= document.getElementById('migration').getBoundingClientRect().top")
+        .await;
+    assert_eq!(verdict_first, true);
+
+    // Filters and pages, each what the API answers.
+    browser.eval("document.getElementById('f-changes').value = 'none'; document.querySelector('#filters button').click(); true").await;
+    browser.wait_for("location.hash === '#tenant=acme&changes=none'", Duration::from_secs(10)).await;
+    loaded_after(&mut browser, &Value::Null).await;
+    browser
+        .wait_for(
+            &format!(
+                "JSON.stringify({SHOWN}) === {}",
+                json!(api_page(&app, "tenant=acme&changes=none&page=1").await.to_string())
+            ),
+            Duration::from_secs(10),
+        )
+        .await;
+    // Another order, the same pages as the API's.
+    browser.eval("document.getElementById('f-sort').value = 'last-seen'; document.querySelector('#filters button').click(); true").await;
+    browser.wait_for("location.hash === '#tenant=acme&changes=none&sort=last-seen'", Duration::from_secs(10)).await;
+    browser
+        .wait_for(
+            &format!(
+                "JSON.stringify({SHOWN}) === {}",
+                json!(api_page(&app, "tenant=acme&changes=none&sort=last-seen&page=1").await.to_string())
+            ),
+            Duration::from_secs(10),
+        )
+        .await;
+    browser.eval("document.getElementById('f-sort').value = ''; document.getElementById('f-changes').value = ''; document.getElementById('f-q').value = 'app'; document.querySelector('#filters button').click(); true").await;
+    browser.wait_for("location.hash === '#tenant=acme&q=app'", Duration::from_secs(10)).await;
+    browser
+        .wait_for(
+            "document.getElementById('shown').textContent === 'page 1 of 2 · 65 clients'",
+            Duration::from_secs(10),
+        )
+        .await;
+    browser.eval("document.getElementById('last').click(); true").await;
+    browser.wait_for("location.hash === '#tenant=acme&q=app&page=2'", Duration::from_secs(10)).await;
+    let expected = api_page(&app, "tenant=acme&q=app&page=2").await;
+    browser
+        .wait_for(&format!("JSON.stringify({SHOWN}) === {}", json!(expected.to_string())), Duration::from_secs(10))
+        .await;
+    // Rows on one line at 1,400 px.
+    let tall = browser.eval("[...document.querySelectorAll('#progress tbody tr')].filter(r => r.getBoundingClientRect().height > 40).length").await;
+    assert_eq!(tall, 0, "every row on one line");
+
+    // Open a row, scroll, and refresh: the view, the open row and the scroll stay.
+    browser
+        .eval("document.querySelector('#progress tbody tr details').open = true; window.scrollTo(0, 600); true")
+        .await;
+    let opened = browser.eval("document.querySelector('#progress tbody tr').dataset.client").await;
+    let scroll = browser.eval("window.scrollY").await;
+    assert!(scroll.as_f64().unwrap() > 0.0, "the page scrolls");
+    // New traffic moves the counts while the operator looks.
+    assert_eq!(call(&url, &app.client, &token("app-000", "acme"), "/users", false).await, 200);
+    let before = updated(&mut browser).await;
+    browser.eval("document.getElementById('refresh-now').click(); true").await;
+    loaded_after(&mut browser, &before).await;
+    assert_eq!(browser.eval("location.hash").await, "#tenant=acme&q=app&page=2");
+    assert_eq!(browser.eval(SHOWN).await, api_page(&app, "tenant=acme&q=app&page=2").await);
+    let still_open = format!("document.querySelector('#progress tr[data-client=\"' + {opened} + '\"] details').open");
+    assert_eq!(browser.eval(&still_open).await, true, "the open row stays open");
+    assert_eq!(browser.eval("window.scrollY").await, scroll, "the scroll stays");
+    // Paused, the refresh says so.
+    browser.eval("document.getElementById('pause').click(); true").await;
+    browser
+        .wait_for("document.getElementById('updated').textContent.includes('refresh paused')", Duration::from_secs(5))
+        .await;
+    browser.screenshot(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-view.png")).await;
+
+    // axe-core: no serious or critical violation.
+    let axe = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules/axe-core/axe.min.js"),
+    )
+    .expect("axe-core is installed in tests/browser (npm ci)");
+    browser.eval(&format!("{axe}; true")).await;
+    browser.eval("window.__axe = null; axe.run().then(r => { window.__axe = r.violations.filter(v => ['serious', 'critical'].includes(v.impact)).map(v => v.id + ': ' + v.nodes.length); }); true").await;
+    browser.wait_for("window.__axe !== null", Duration::from_secs(30)).await;
+    assert_eq!(browser.eval("window.__axe").await, json!([]), "axe-core's serious and critical violations");
+
+    // A reload forgets the token, never the view.
+    browser.eval("location.reload(); true").await;
+    browser
+        .wait_for(
+            "document.readyState === 'complete' && !document.getElementById('login').hidden",
+            Duration::from_secs(10),
+        )
+        .await;
+    assert_eq!(browser.eval("location.hash").await, "#tenant=acme&q=app&page=2");
+    sign_in(&mut browser, &app.admin).await;
+    loaded_after(&mut browser, &Value::Null).await;
+    assert_eq!(browser.eval(SHOWN).await, api_page(&app, "tenant=acme&q=app&page=2").await);
+    assert_eq!(browser.eval("document.getElementById('f-q').value").await, "app");
+    // The range is part of the view too.
+    browser
+        .eval("const r = document.getElementById('range'); r.value = '7'; r.dispatchEvent(new Event('change')); true")
+        .await;
+    browser
+        .wait_for(
+            "location.hash.endsWith('&range=7') && document.querySelectorAll('#chart rect').length === 7",
+            Duration::from_secs(10),
+        )
+        .await;
+    // Signing out leaves no data on the page.
+    browser.eval("document.getElementById('sign-out').click(); true").await;
+    assert_eq!(
+        browser.eval("document.getElementById('migration').hidden && !document.getElementById('login').hidden").await,
+        true
+    );
+    browser
+        .screenshot(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-view-signed-out.png"))
+        .await;
 }

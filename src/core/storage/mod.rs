@@ -19,7 +19,7 @@ pub use ops::OpsStore;
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{
     Activity, AuditEntry, Batch, Brownout, ChangesMet, Client, ClientFilter, ClientRoute, ClientRows, ClientSummary,
-    DetailActivity, ElementTotals, ElementUse, ExposureActivity, MAX_DETAILS, Pin, Place, QUIET_FOR_DONE,
+    DetailActivity, ElementTotals, ElementUse, ExposureActivity, MAX_DETAILS, Order, Pin, Place, QUIET_FOR_DONE,
     RouteActivity, Status, StatusCounts, UsageRow, UseKind, VersionActivity, VersionCounts, Window, Windowed,
     WorkbenchSnapshot, WorkbenchStore, Written,
 };

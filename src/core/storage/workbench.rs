@@ -307,37 +307,59 @@ impl ClientSummary {
         Status::of(a.counts.last_request, self.last_successor, a.counts.last_rehearsal.is_some(), now)
     }
 
-    /// Its place in the at-risk order (README "The migration workbench").
-    pub fn place(&self) -> Place {
-        let risk = if self.changes_met > 0 { 0 } else { 2 } + u8::from(self.activity.counts.last_rehearsal.is_some());
-        Place { risk, requests: self.activity.counts.requests, client: self.client() }
+    /// Its place in `order`.
+    pub fn place(&self, order: Order) -> Place {
+        let counts = &self.activity.counts;
+        let requests = -(counts.requests.min(i64::MAX as u64) as i64);
+        let key = match order {
+            Order::AtRisk => {
+                let risk = if self.changes_met > 0 { 0 } else { 2 } + i64::from(counts.last_rehearsal.is_some());
+                [risk, requests]
+            }
+            Order::Requests => [requests, 0],
+            // Whole seconds, as SQLite keeps times; never answered, last.
+            Order::LastSeen => [counts.last_request.map_or(i64::MAX, |t| -t.timestamp()), 0],
+        };
+        Place { key, client: self.client() }
     }
 }
 
-/// A client's place in the at-risk order: met a change of the successor first, never rehearsed
-/// first, most requests first, then by tenant and subject. `risk` is 0 to 3 as the store keeps
-/// it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The orders of a version's clients a page is read in, each then by tenant and subject.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    /// At risk first (README "The migration workbench"): met a change of the successor first,
+    /// never rehearsed first, then most requests first.
+    #[default]
+    AtRisk,
+    /// Most requests first.
+    Requests,
+    /// Most recently answered first; clients never answered last.
+    LastSeen,
+}
+
+impl Order {
+    pub const ALL: [Order; 3] = [Order::AtRisk, Order::Requests, Order::LastSeen];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AtRisk => "at-risk",
+            Self::Requests => "requests",
+            Self::LastSeen => "last-seen",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
+/// A client's place in an [`Order`]: its key, as the store keeps it (`risk`, `order_requests`,
+/// `order_last`: smallest first), then tenant and subject. In the at-risk order the key is
+/// `[risk 0 to 3, −requests]`; by requests `[−requests, 0]`; by last seen `[−seconds, 0]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Place {
-    pub risk: u8,
-    pub requests: u64,
+    pub key: [i64; 2],
     pub client: Client,
-}
-
-impl Ord for Place {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.risk, std::cmp::Reverse(self.requests), &self.client).cmp(&(
-            other.risk,
-            std::cmp::Reverse(other.requests),
-            &other.client,
-        ))
-    }
-}
-
-impl PartialOrd for Place {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
 }
 
 /// Which clients of a version a question is about.
@@ -437,12 +459,14 @@ pub trait WorkbenchSnapshot: Send {
     /// The summaries on `version` of the clients named (those it has).
     async fn summaries(&mut self, version: u16, clients: &[Client]) -> StoreResult<Vec<ClientSummary>>;
 
-    /// Up to `limit` clients of `version` the filter admits in the at-risk order: after `after`
-    /// when given, else from the `skip`-th (0-based).
-    async fn at_risk(
+    /// Up to `limit` clients of `version` the filter admits in `order`: after `after` when
+    /// given, else from the `skip`-th (0-based).
+    #[allow(clippy::too_many_arguments)]
+    async fn in_order(
         &mut self,
         version: u16,
         filter: &ClientFilter,
+        order: Order,
         after: Option<&Place>,
         skip: u64,
         limit: usize,

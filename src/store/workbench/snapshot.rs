@@ -15,7 +15,7 @@ use super::rows::{
     detail_from, exposure_from, route_from, summary_from, usage_from, windowed_from,
 };
 use crate::core::storage::{
-    Activity, ChangesMet, Client, ClientFilter, ClientRows, ClientSummary, ElementTotals, ElementUse, Place,
+    Activity, ChangesMet, Client, ClientFilter, ClientRows, ClientSummary, ElementTotals, ElementUse, Order, Place,
     QUIET_FOR_DONE, Status, StatusCounts, StoreResult, UsageRow, Window, Windowed, WorkbenchSnapshot,
 };
 
@@ -135,42 +135,50 @@ impl<R: RowSnapshot> WorkbenchSnapshot for Snapshot<R> {
         read_in(&mut self.reads, statement, summary_from).await
     }
 
-    async fn at_risk(
+    async fn in_order(
         &mut self,
         of: u16,
         filter: &ClientFilter,
+        order: Order,
         after: Option<&Place>,
         skip: u64,
         limit: usize,
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<ClientSummary>> {
-        const ORDER: &str = " ORDER BY risk, order_requests, tenant, subject";
+        // Each order is an index's: (version, key…, tenant, subject).
+        let key: &[&str] = match order {
+            Order::AtRisk => &["risk", "order_requests"],
+            Order::Requests => &["order_requests"],
+            Order::LastSeen => &["order_last"],
+        };
+        let columns = [key, &["tenant", "subject"]].concat().join(", ");
+        let order_by = format!(" ORDER BY {columns}");
         let (filtered, mut values) = filter_sql(self.dialect, filter, 2, now);
         values.insert(0, version(of));
         let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM client_versions WHERE version = $1");
         if skip > 0 {
-            // The rows skipped are read from the at-risk index alone, not fetched one by one.
+            // The rows skipped are read from the order's index alone, not fetched one by one.
             let (n, m) = (values.len() + 1, values.len() + 2);
             sql += &format!(
                 " AND (tenant, subject) IN (SELECT tenant, subject FROM client_versions WHERE version = $1{filtered}\
-                 {ORDER} LIMIT ${n} OFFSET ${m}){ORDER}"
+                 {order_by} LIMIT ${n} OFFSET ${m}){order_by}"
             );
             values.extend([count(limit as u64), count(skip)]);
             return read_in(&mut self.reads, Statement::new(sql, values), summary_from).await;
         }
         sql += &filtered;
         if let Some(place) = after {
-            let n = values.len() + 1;
-            sql +=
-                &format!(" AND (risk, order_requests, tenant, subject) > (${n}, ${}, ${}, ${})", n + 1, n + 2, n + 3);
-            values.extend([
-                Value::Integer(Some(i32::from(place.risk))),
-                Value::BigInt(Some(-(place.requests as i64))),
-                text(&place.client.tenant),
-                text(&place.client.subject),
-            ]);
+            let first = values.len() + 1;
+            let marks: Vec<String> = (first..first + key.len() + 2).map(|n| format!("${n}")).collect();
+            sql += &format!(" AND ({columns}) > ({})", marks.join(", "));
+            // `risk` is an INTEGER column; the others are BIGINT on PostgreSQL.
+            values.extend(place.key[..key.len()].iter().zip(key).map(|(k, column)| match *column {
+                "risk" => Value::Integer(Some(*k as i32)),
+                _ => Value::BigInt(Some(*k)),
+            }));
+            values.extend([text(&place.client.tenant), text(&place.client.subject)]);
         }
-        sql += &format!("{ORDER} LIMIT ${}", values.len() + 1);
+        sql += &format!("{order_by} LIMIT ${}", values.len() + 1);
         values.push(count(limit as u64));
         read_in(&mut self.reads, Statement::new(sql, values), summary_from).await
     }

@@ -19,7 +19,7 @@ use crate::{
     auth::{Caller, tenant},
     core::{
         fields::{FieldError, Rule},
-        storage::{ChangesMet, Client, ClientFilter, Status},
+        storage::{ChangesMet, Client, ClientFilter, Order, Status},
     },
     encoding::rfc3339_seconds as stamp,
     wire::{
@@ -29,7 +29,7 @@ use crate::{
     workbench::{Workbench, elements::Used, records::details_json},
     workbench::{
         records::ClientRecord,
-        view::{self, Start, Versions},
+        view::{self, Slice, Start, Versions},
     },
 };
 
@@ -55,6 +55,7 @@ fn record_json(
             json!({
                 "method": route.method,
                 "route": route.route,
+                "called": workbench.registry.called_path(version, &route.route),
                 "requests": route.requests,
                 "firstSeen": route.first_seen.map(stamp),
                 "lastSeen": route.last_seen.map(stamp),
@@ -120,6 +121,7 @@ pub struct EveryoneQuery {
     page: Option<String>,
     q: Option<String>,
     changes: Option<String>,
+    sort: Option<String>,
 }
 
 /// Longest `q`: a tenant is at most 63 characters, a subject at most 255.
@@ -130,8 +132,7 @@ struct Asked {
     versions: Versions,
     csv: bool,
     filter: ClientFilter,
-    limit: usize,
-    start: Start,
+    slice: Slice,
     /// The page asked for (1-based), when one was.
     page: Option<u64>,
     /// The fingerprint a cursor of this query carries.
@@ -173,6 +174,14 @@ fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<
             None
         }),
     };
+    let order = match query.sort.as_deref() {
+        None => Order::AtRisk,
+        Some(raw) => Order::named(raw).unwrap_or_else(|| {
+            let names: Vec<&str> = Order::ALL.iter().map(|o| o.name()).collect();
+            errors.push(FieldError::parameter("sort", Rule::OneOf(names.join(", "))));
+            Order::AtRisk
+        }),
+    };
     let page = match query.page.as_deref().map(str::parse::<i64>) {
         None => None,
         Some(Err(_)) => {
@@ -198,10 +207,14 @@ fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<
     if search.is_some() || met.is_some() {
         shape.extend([search.clone().unwrap_or_default(), query.changes.clone().unwrap_or_default()]);
     }
+    // And those made before `sort` existed (the at-risk order's).
+    if order != Order::AtRisk {
+        shape.push(format!("sort={}", order.name()));
+    }
     let filter = ClientFilter { status, tenant: query.tenant.clone(), search, changes: met };
     let fingerprint = query_of(&shape.iter().map(String::as_str).collect::<Vec<_>>());
     let after = match query.cursor.as_deref() {
-        Some(raw) => read_place(raw, &fingerprint).map_err(|e| errors.push(e)).ok(),
+        Some(raw) => read_place(raw, order, &fingerprint).map_err(|e| errors.push(e)).ok(),
         None => None,
     };
     if !errors.is_empty() {
@@ -211,12 +224,12 @@ fn asked(workbench: &Workbench, query: &EveryoneQuery, req: &Request) -> Result<
         Some(n) => Start::At((n - 1).saturating_mul(limit as u64)),
         None => Start::After(after),
     };
-    Ok(Asked { versions, csv, filter, limit, start, page, query: fingerprint })
+    Ok(Asked { versions, csv, filter, slice: Slice { order, start, limit }, page, query: fingerprint })
 }
 
-/// `GET /admin/migration?version=1[&limit][&cursor|&page][&status][&tenant][&q][&changes]`: a
-/// page of the version's clients in the at-risk order (met a change first, never rehearsed,
-/// most requests), with the count of every client the filter admits by status. `Accept: text/csv` or `?format=csv`:
+/// `GET /admin/migration?version=1[&limit][&cursor|&page][&status][&tenant][&q][&changes][&sort]`:
+/// a page of the version's clients at risk first (met a change first, never rehearsed, most
+/// requests), or by requests or last seen (`sort`), with the count of every client the filter admits by status. `Accept: text/csv` or `?format=csv`:
 /// every client and route, streamed in one walk.
 #[handler]
 pub async fn everyone(
@@ -230,17 +243,10 @@ pub async fn everyone(
     }
     let now = workbench.now();
     let workbench = &workbench;
-    let page = view::everyone(
-        workbench.store(),
-        &workbench.counting,
-        &asked.versions,
-        &asked.filter,
-        &asked.start,
-        asked.limit,
-        now,
-    )
-    .await
-    .map_err(ApiError::from)?;
+    let page =
+        view::everyone(workbench.store(), &workbench.counting, &asked.versions, &asked.filter, &asked.slice, now)
+            .await
+            .map_err(ApiError::from)?;
     let by_status: serde_json::Map<String, Value> =
         Status::ALL.iter().map(|s| (s.name().to_string(), json!(page.counts.of(*s)))).collect();
     let told = told(workbench, &page.records).await?;
@@ -258,12 +264,12 @@ pub async fn everyone(
         "successor": asked.versions.successor,
         "summary": {"clients": page.counts.total(), "byStatus": by_status},
         "records": records,
-        "nextCursor": page.next.as_ref().map(|p| place_cursor(p, &asked.query)),
+        "nextCursor": page.next.as_ref().map(|p| place_cursor(p, asked.slice.order, &asked.query)),
     });
     // A numbered page says where it is: `pages` is at least 1, the one page of no clients.
     if let Some(number) = asked.page {
         body["page"] = json!(number);
-        body["pages"] = json!(page.counts.total().div_ceil(asked.limit as u64).max(1));
+        body["pages"] = json!(page.counts.total().div_ceil(asked.slice.limit as u64).max(1));
     }
     Ok(Json(body).into_response())
 }
