@@ -82,6 +82,11 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
         ),
         // The page holds no data: it asks for an admin token, which it keeps in memory.
         fixed("/admin/dashboard", Public, vec![(M::GET, boxed(workbench::dashboard), Some(d::get_admin_dashboard))]),
+        fixed(
+            "/admin/dashboard/:module",
+            Public,
+            vec![(M::GET, boxed(workbench::dashboard_module), Some(d::get_admin_dashboard_module))],
+        ),
         fixed("/api/migration", Client, vec![(M::GET, boxed(migration::mine), Some(d::get_api_migration))]),
         fixed("/admin/migration", Admin, vec![(M::GET, boxed(migration::everyone), Some(d::get_admin_migration))]),
         fixed(

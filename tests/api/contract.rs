@@ -42,6 +42,8 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
                 .replace("{slug}", "not-found")
                 .replace("{tenant}", "acme")
                 .replace("{id}", "x")
+                .replace("{subject}", "x")
+                .replace("{module}", "app.js")
                 .replace("{version}", "1");
             if ["/api/migration/notices", "/admin/tenants/acme/notices"].contains(&path.as_str()) {
                 // A notices endpoint answers 404 until one is set: set it before each call.
@@ -52,6 +54,8 @@ async fn served_documents_match_the_committed_ones(backend: Backend) {
             // none): a bad window, checked first, shows that it is routed.
             let path = match path.as_str() {
                 "/admin/deprecations/x/readiness" => format!("{path}?window=0"),
+                // As is one client's guide for a client never seen: a bad format, checked first.
+                "/admin/clients/acme/x/guide" => format!("{path}?format=x"),
                 _ => path,
             };
             let reply = send(app.request(method.to_uppercase().parse().unwrap(), &path)).await;

@@ -659,13 +659,20 @@ async fn the_dashboard_lists_each_element_with_its_clients_and_verdict(backend: 
     }
     let mut browser = crate::harness::browser::Browser::launch().await;
     browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
+    // The elements have their own tab, once a version deprecates one.
+    browser.wait_for("!document.getElementById('tab-elements').hidden", std::time::Duration::from_secs(10)).await;
+    browser.eval("document.getElementById('tab-elements').click(); true").await;
     browser.wait_for("!document.getElementById('elements').hidden", std::time::Duration::from_secs(10)).await;
+    assert_eq!(browser.eval("location.hash").await, "#tab=elements");
     let rows = browser
         .eval("[...document.querySelectorAll('#deprecations tbody tr')].map(r => [...r.cells].map(c => c.textContent))")
         .await;
+    // Last used: relative, with its UTC instant on hover.
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let last_used = rows[0][6].as_str().unwrap_or_default().to_string();
-    assert!(last_used.starts_with(&today), "{rows}");
+    assert!(last_used == "just now" || last_used.ends_with(" s ago"), "{rows}");
+    let hover = browser.eval("document.querySelector('#deprecations tbody tr time').title").await;
+    assert!(hover.as_str().unwrap().starts_with(&today) && hover.as_str().unwrap().ends_with(" UTC"), "{hover}");
     assert_eq!(
         rows,
         json!([
@@ -673,17 +680,17 @@ async fn the_dashboard_lists_each_element_with_its_clients_and_verdict(backend: 
                 "offset-paging (parameter page)",
                 "GET /api/v2/users",
                 "deprecated",
-                "2099-01-01T00:00:00Z",
+                "2099-01-01",
                 "2",
                 "3",
                 last_used,
-                "2 client(s) still use it"
+                "2 clients still use it"
             ],
             [
                 "age-input (field /age)",
                 "POST /api/v2/users",
                 "deprecated",
-                "2099-01-01T00:00:00Z",
+                "2099-01-01",
                 "0",
                 "0",
                 "never",

@@ -227,12 +227,29 @@ async fn the_dashboard_page_needs_nothing_from_outside(backend: Backend) {
     let page = send(app.client.get(app.url("/admin/dashboard"))).await;
     page.assert_status(200);
     assert!(page.text.contains("Admin bearer token"));
-    // It names no version: the service answers for the version being retired (issue 26).
-    assert!(page.text.contains("/admin/usage?") && page.text.contains("/admin/migration"));
-    assert!(!page.text.contains("version=1") && !page.text.contains("/api/v2"), "the page names a version");
-    for remote in ["src=\"http", "href=\"http", "url(http", "localStorage", "sessionStorage"] {
-        assert!(!page.text.contains(remote), "the page uses {remote}");
+    // The service names the version being retired and its successor (issue 26): the page's
+    // modules name none, so its first questions go out at once.
+    assert!(page.text.contains("<html lang=\"en\" data-version=\"1\" data-successor=\"2\">"));
+    let mut texts = vec![page.text.clone()];
+    for module in ["app.js", "format.js", "chart.js"] {
+        let served = send(app.client.get(app.url(&format!("/admin/dashboard/{module}")))).await;
+        served.assert_status(200);
+        assert_eq!(served.header("content-type"), Some("text/javascript; charset=utf-8"));
+        texts.push(served.text);
     }
+    let app_js = &texts[1];
+    assert!(app_js.contains("/admin/usage?") && app_js.contains("/admin/migration"));
+    for text in &texts[1..] {
+        assert!(!text.contains("version=1") && !text.contains("/api/v2"), "a module names a version");
+    }
+    for text in &texts {
+        for remote in
+            ["src=\"http", "href=\"http", "url(http", "localStorage", "sessionStorage", "import(\"http", "from \"http"]
+        {
+            assert!(!text.contains(remote), "the page uses {remote}");
+        }
+    }
+    send(app.client.get(app.url("/admin/dashboard/other.js"))).await.assert_status(404);
 }
 
 async fn two_instances_share_one_rate_limit_through_redis(backend: Backend) {
@@ -309,7 +326,7 @@ async fn the_dashboard_shows_who_still_calls_v1(backend: Backend) {
     assert_eq!((&first[0], &first[1], &first[2]), (&json!("acme"), &json!("ci-bot"), &json!("4")));
     assert_eq!(browser.eval("document.querySelectorAll('#chart rect').length").await, 30, "one bar a day for 30 days");
     let today = browser.eval("document.querySelector('#chart rect:last-of-type title').textContent").await;
-    assert!(today.as_str().unwrap().ends_with(": 5"), "{today}");
+    assert!(today.as_str().unwrap().ends_with(": 5 requests"), "{today}");
     assert!(
         browser.eval("location.href").await.as_str().unwrap().ends_with("/admin/dashboard"),
         "the token is not in the URL"

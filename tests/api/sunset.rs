@@ -313,17 +313,23 @@ async fn the_dashboard_leads_with_the_verdict(backend: Backend) {
 
     let mut browser = crate::harness::browser::Browser::launch().await;
     browser.log_in_to_dashboard(&app.url("/admin/dashboard"), &app.admin).await;
-    browser.wait_for("!document.getElementById('verdict').hidden", std::time::Duration::from_secs(10)).await;
+    browser
+        .wait_for(
+            "['ready', 'blocked'].includes(document.getElementById('verdict').dataset.state)",
+            std::time::Duration::from_secs(10),
+        )
+        .await;
+    browser.wait_for("!document.getElementById('migration').hidden", std::time::Duration::from_secs(10)).await;
     let verdict = browser.eval("document.getElementById('verdict-text').textContent").await;
     assert_eq!(verdict, "v1 is not ready to turn off: 2 clients called it in the last 7 days.");
     let detail = browser.eval("document.getElementById('verdict-detail').textContent").await;
-    assert!(detail.as_str().unwrap().starts_with("Sunset 2099-01-01 ("), "{detail}");
+    assert!(detail.as_str().unwrap().starts_with("Sunset 2099-01-01 00:00 UTC ("), "{detail}");
     let verdict_first = browser
         .eval("document.getElementById('verdict').compareDocumentPosition(document.getElementById('report')) === Node.DOCUMENT_POSITION_FOLLOWING")
         .await;
     assert_eq!(verdict_first, true, "the page opens with the verdict");
     let must_change = browser
-        .eval("[...document.querySelectorAll('#progress tbody tr')].map(r => [r.cells[1].textContent, r.cells[5].textContent])")
+        .eval("[...document.querySelectorAll('#progress tbody tr')].map(r => [r.cells[1].textContent, r.cells[6].textContent])")
         .await;
     assert_eq!(must_change, json!([["ci-bot", "1"], ["web", "0"]]));
     let empty = browser.eval("document.querySelector('#pins td.empty').textContent").await;

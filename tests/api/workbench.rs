@@ -136,7 +136,7 @@ async fn a_clients_record_walks_every_status(backend: Backend) {
     assert_eq!(record["lastV1Request"], NOW);
     assert_eq!(
         route(&record, "GET", "/users").clone(),
-        json!({"method": "GET", "route": "/users", "requests": 1, "firstSeen": NOW, "lastSeen": NOW,
+        json!({"method": "GET", "route": "/users", "called": "/users", "requests": 1, "firstSeen": NOW, "lastSeen": NOW,
                "successor": "/api/v2/users",
                "changes": ["user-id-uuid", "user-fields-added", "users-list-envelope", "keyword-search",
                            "problem-details", "keyset-slices"],
@@ -489,10 +489,11 @@ async fn the_dashboard_shows_each_clients_migration(backend: Backend) {
     browser.eval("document.querySelector('#progress details').open = true; true").await;
     let detail = browser.eval("document.querySelector('#progress details li').textContent").await;
     let detail = detail.as_str().unwrap();
-    assert!(detail.starts_with("GET /users (3), successor /api/v2/users; changes: user-id-uuid"), "{detail}");
+    assert!(detail.starts_with("GET /users (3 requests), successor /api/v2/users; changes: user-id-uuid"), "{detail}");
     assert!(detail.ends_with("met: none"), "{detail}");
-    let guides = browser.eval("[...document.querySelectorAll('#progress a.guide')].map(a => a.textContent)").await;
-    assert_eq!(guides, json!(["guide", "guide"]), "each client's row links its guide");
+    let links =
+        browser.eval("[...document.querySelectorAll('#progress a.client')].map(a => a.getAttribute('href'))").await;
+    assert_eq!(links, json!(["#client=acme%2Fci-bot", "#client=globex%2Fweb"]), "each client's row links its page");
     let pins = browser.eval("[...document.querySelectorAll('#pins tbody tr')].map(r => r.cells[0].textContent + ' ' + r.cells[1].textContent)").await;
     assert_eq!(pins, json!(["globex 2"]));
     let brownouts =
@@ -501,6 +502,29 @@ async fn the_dashboard_shows_each_clients_migration(backend: Backend) {
     let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-migration.png");
     browser.screenshot(&shot).await;
     assert!(std::fs::metadata(&shot).unwrap().len() > 1000, "a screenshot was written");
+
+    // One client's page: its status, its routes as it calls them, and its guide.
+    browser.eval("document.querySelector('#progress a.client').click(); true").await;
+    browser.wait_for("!document.getElementById('client-body').hidden", Duration::from_secs(10)).await;
+    assert_eq!(browser.eval("document.getElementById('client-title').textContent").await, "acme / ci-bot");
+    assert_eq!(browser.eval("document.getElementById('client-status').textContent").await, "not-started");
+    assert_eq!(browser.eval("document.getElementById('client-requests').textContent").await, "3");
+    let route =
+        browser.eval("[...document.querySelector('#client-routes tbody tr').cells].map(c => c.textContent)").await;
+    assert_eq!((&route[0], &route[1], &route[2]), (&json!("GET /users"), &json!("3"), &json!("GET /api/v2/users")));
+    let guide = browser.eval("document.getElementById('guide-frame').srcdoc").await;
+    assert!(guide.as_str().unwrap().contains("<title>Migration guide for acme / ci-bot: v1 to v2</title>"), "{guide}");
+    assert_eq!(browser.eval("document.getElementById('migration').hidden").await, true, "one client's page alone");
+    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-client.png");
+    browser.screenshot(&shot).await;
+    // A client never seen says so.
+    browser.eval("location.hash = 'client=acme%2Fnobody'; true").await;
+    browser
+        .wait_for(
+            "document.getElementById('client-missing').textContent === 'No such client has called v1.'",
+            Duration::from_secs(10),
+        )
+        .await;
 }
 
 /// Past its first page of 50, the dashboard fetches the next on request, and it finds one client
@@ -516,34 +540,36 @@ async fn the_dashboard_pages_through_clients_and_finds_one(backend: Backend) {
     browser.wait_for("!document.getElementById('migration').hidden", Duration::from_secs(10)).await;
     let rows = "document.querySelectorAll('#progress tbody tr').length";
     assert_eq!(browser.eval(rows).await, 50);
-    assert_eq!(browser.eval("document.getElementById('shown').textContent").await, "50 of 56 clients shown");
+    assert_eq!(browser.eval("document.getElementById('shown').textContent").await, "page 1 of 2 · 56 clients");
     assert_eq!(browser.eval("document.querySelector('#status-not-started b').textContent").await, "56");
     // At risk first: the client whose requests met a change.
     assert_eq!(browser.eval("document.querySelector('#progress tbody tr').cells[1].textContent").await, "sorter");
-    browser.eval("document.getElementById('more').click(); true").await;
-    browser.wait_for(&format!("{rows} === 56"), Duration::from_secs(10)).await;
-    assert_eq!(browser.eval("document.getElementById('more').hidden").await, true);
-    let subjects =
+    let first =
+        browser.eval("[...document.querySelectorAll('#progress tbody tr')].map(r => r.cells[1].textContent)").await;
+    browser.eval("document.getElementById('next').click(); true").await;
+    browser.wait_for(&format!("{rows} === 6"), Duration::from_secs(10)).await;
+    assert_eq!(browser.eval("location.hash").await, "#page=2");
+    assert_eq!(browser.eval("document.getElementById('next').disabled").await, true);
+    let second =
         browser.eval("[...document.querySelectorAll('#progress tbody tr')].map(r => r.cells[1].textContent)").await;
     let unique: std::collections::HashSet<&str> =
-        subjects.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+        first.as_array().unwrap().iter().chain(second.as_array().unwrap()).map(|s| s.as_str().unwrap()).collect();
     assert_eq!(unique.len(), 56, "every client once");
     // The busiest of the last 30 days, and the totals of all.
     assert_eq!(browser.eval("document.getElementById('clients').textContent").await, "56");
+    assert_eq!(browser.eval("document.querySelectorAll('#ranking tbody tr').length").await, 10, "the top 10");
     assert_eq!(browser.eval("document.querySelector('#ranking tbody tr').cells[1].textContent").await, "app-00");
-    // One client, found by tenant and subject.
+    // One client, found by the search and opened.
     browser
-        .eval("document.getElementById('find-tenant').value = 'globex'; document.getElementById('find-subject').value = 'sorter'; document.querySelector('#find button').click(); true")
+        .eval("document.getElementById('f-q').value = 'sort'; document.querySelector('#filters button').click(); true")
         .await;
-    browser
-        .wait_for("document.getElementById('found').textContent.includes('globex / sorter')", Duration::from_secs(10))
-        .await;
-    let found = browser.eval("document.getElementById('found').textContent").await;
-    assert!(found.as_str().unwrap().contains("sort-parameter ×1"), "{found}");
-    browser
-        .eval("document.getElementById('find-subject').value = 'nobody'; document.querySelector('#find button').click(); true")
-        .await;
-    browser
-        .wait_for("document.getElementById('found').textContent.startsWith('No such client')", Duration::from_secs(10))
-        .await;
+    browser.wait_for(&format!("{rows} === 1 && location.hash === '#q=sort'"), Duration::from_secs(10)).await;
+    browser.eval("document.querySelector('#progress a.client').click(); true").await;
+    browser.wait_for("!document.getElementById('client-body').hidden", Duration::from_secs(10)).await;
+    let route = browser.eval("document.querySelector('#client-routes tbody tr').cells[3].textContent").await;
+    assert!(route.as_str().unwrap().contains("(1 request)"), "{route}");
+    assert_eq!(
+        browser.eval("document.querySelector('#client-routes tbody tr').cells[0].textContent").await,
+        "GET /api/customers"
+    );
 }

@@ -10,7 +10,7 @@ use crate::{
     core::{
         cursor::fingerprint,
         fields::{FieldError, Rule},
-        storage::{Client, Place},
+        storage::{Client, Order, Place},
     },
     encoding::base64url,
 };
@@ -39,6 +39,9 @@ struct Body {
     r: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     n: Option<u64>,
+    /// Its key in another order (the query's fingerprint names which).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    k: Option<[i64; 2]>,
     t: String,
     s: String,
 }
@@ -61,29 +64,40 @@ fn decode(raw: &str, query: &str) -> Result<Body, FieldError> {
     Ok(body)
 }
 
-pub fn place_cursor(place: &Place, query: &str) -> String {
-    let Place { risk, requests, client } = place;
-    encode(&Body {
-        q: query.into(),
-        r: Some(*risk),
-        n: Some(*requests),
-        t: client.tenant.to_string(),
-        s: client.subject.to_string(),
-    })
+/// A cursor after `place` in `order`.
+pub fn place_cursor(place: &Place, order: Order, query: &str) -> String {
+    let Place { key, client } = place;
+    let (t, s) = (client.tenant.to_string(), client.subject.to_string());
+    let body = match order {
+        // As cursors have been since the at-risk order was the only one.
+        Order::AtRisk => Body { q: query.into(), r: Some(key[0] as u8), n: Some(key[1].unsigned_abs()), k: None, t, s },
+        _ => Body { q: query.into(), r: None, n: None, k: Some(*key), t, s },
+    };
+    encode(&body)
 }
 
-pub fn read_place(raw: &str, query: &str) -> Result<Place, FieldError> {
+/// The place a cursor of `order` carries.
+pub fn read_place(raw: &str, order: Order, query: &str) -> Result<Place, FieldError> {
     let body = decode(raw, query)?;
-    match (body.r, body.n) {
-        (Some(risk), Some(requests)) if risk <= 3 && requests <= i64::MAX as u64 => {
-            Ok(Place { risk, requests, client: Client::new(body.t, body.s) })
+    let client = Client::new(body.t, body.s);
+    match (order, body.r, body.n, body.k) {
+        (Order::AtRisk, Some(risk), Some(requests), None) if risk <= 3 && requests <= i64::MAX as u64 => {
+            Ok(Place { key: [i64::from(risk), -(requests as i64)], client })
         }
+        (Order::Requests | Order::LastSeen, None, None, Some(key)) => Ok(Place { key, client }),
         _ => Err(FieldError::parameter("cursor", Rule::Invalid)),
     }
 }
 
 pub fn client_cursor(client: &Client, query: &str) -> String {
-    encode(&Body { q: query.into(), r: None, n: None, t: client.tenant.to_string(), s: client.subject.to_string() })
+    encode(&Body {
+        q: query.into(),
+        r: None,
+        n: None,
+        k: None,
+        t: client.tenant.to_string(),
+        s: client.subject.to_string(),
+    })
 }
 
 pub fn read_client(raw: &str, query: &str) -> Result<Client, FieldError> {
@@ -94,7 +108,7 @@ pub fn read_client(raw: &str, query: &str) -> Result<Client, FieldError> {
 /// A cursor after a notice, in the newest-first order: when it was written, and its id.
 pub fn notice_cursor(created_at: DateTime<Utc>, id: Uuid, query: &str) -> String {
     let t = created_at.to_rfc3339_opts(SecondsFormat::Micros, true);
-    encode(&Body { q: query.into(), r: None, n: None, t, s: id.to_string() })
+    encode(&Body { q: query.into(), r: None, n: None, k: None, t, s: id.to_string() })
 }
 
 pub fn read_notice(raw: &str, query: &str) -> Result<(DateTime<Utc>, Uuid), FieldError> {
@@ -112,14 +126,22 @@ mod tests {
 
     #[test]
     fn cursors_read_back_and_stay_bound_to_their_query() {
-        let place = Place { risk: 2, requests: 41, client: Client::new("acme", "a/b") };
+        let place = Place { key: [2, -41], client: Client::new("acme", "a/b") };
         let query = query_of(&["1", "status=ready"]);
-        assert_eq!(read_place(&place_cursor(&place, &query), &query).unwrap(), place);
+        let at_risk = |place: &Place, query: &str| place_cursor(place, Order::AtRisk, query);
+        assert_eq!(read_place(&at_risk(&place, &query), Order::AtRisk, &query).unwrap(), place);
         let other = query_of(&["1", "status=done"]);
-        assert_eq!(read_place(&place_cursor(&place, &query), &other).unwrap_err().rule, Rule::OtherQuery);
-        assert_eq!(read_place("!!", &query).unwrap_err().rule, Rule::Invalid);
-        // A usage cursor is no place in the at-risk order.
-        assert_eq!(read_place(&client_cursor(&place.client, &query), &query).unwrap_err().rule, Rule::Invalid);
+        assert_eq!(read_place(&at_risk(&place, &query), Order::AtRisk, &other).unwrap_err().rule, Rule::OtherQuery);
+        assert_eq!(read_place("!!", Order::AtRisk, &query).unwrap_err().rule, Rule::Invalid);
+        // A usage cursor is no place in an order.
+        let usage = client_cursor(&place.client, &query);
+        assert_eq!(read_place(&usage, Order::AtRisk, &query).unwrap_err().rule, Rule::Invalid);
+        assert_eq!(read_place(&usage, Order::LastSeen, &query).unwrap_err().rule, Rule::Invalid);
+        // Another order's key reads back in that order, and in no other.
+        let seen = Place { key: [-1_796_281_200, 0], client: Client::new("acme", "a/b") };
+        let cursor = place_cursor(&seen, Order::LastSeen, &query);
+        assert_eq!(read_place(&cursor, Order::LastSeen, &query).unwrap(), seen);
+        assert_eq!(read_place(&cursor, Order::AtRisk, &query).unwrap_err().rule, Rule::Invalid);
         assert_eq!(read_client(&client_cursor(&place.client, &query), &query).unwrap(), place.client);
     }
 }

@@ -163,7 +163,7 @@ fn start_chromium() -> (Child, tempfile::TempDir, std::sync::mpsc::Receiver<Stri
             "--no-first-run",
             "--disable-quic",
             "--remote-debugging-port=0",
-            "--window-size=1100,900",
+            "--window-size=1400,900",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("about:blank")
