@@ -8,31 +8,37 @@ use super::document::{
 
 fn endpoint_request() -> Value {
     json!({"type": "object", "additionalProperties": false, "required": ["url"], "properties": {
-        "url": {"type": "string", "format": "uri", "description": "https; not an internal address unless TANDEM_NOTICES_ALLOW_HOSTS lists its host."},
-        "format": {"type": "string", "enum": ["standard", "slack"], "default": "standard"}}})
+        "url": {"type": "string", "format": "uri", "description": "https; not an internal address unless TANDEM_NOTICES_ALLOW_HOSTS lists its host. For the format email: mailto: and one address."},
+        "format": {"type": "string", "enum": ["standard", "slack", "email"], "default": "standard",
+                   "description": "email needs TANDEM_SMTP_URL (else 400 email_not_configured)."}}})
 }
 
 fn endpoint(with_secret: bool) -> Value {
-    let format = json!({"type": "string", "enum": ["standard", "slack"]});
+    let format = json!({"type": "string", "enum": ["standard", "slack", "email"]});
+    let confirmed =
+        json!({"type": "boolean", "description": "An e-mail endpoint's only: whether a person confirmed its address."});
     if with_secret {
         object(
             json!({"url": string(), "format": format, "createdAt": time(),
-                   "secret": {"type": "string", "pattern": "^whsec_", "description": "Shown only in this answer."}}),
-            &["url", "format", "createdAt", "secret"],
+                   "secret": {"type": "string", "pattern": "^whsec_", "description": "A webhook's, shown only in this answer."},
+                   "confirmed": confirmed}),
+            &["url", "format", "createdAt"],
         )
     } else {
         object(
             json!({"url": string(), "format": format, "createdAt": time(),
-                   "disabledAt": nullable(time())}),
+                   "disabledAt": nullable(time()), "confirmed": confirmed}),
             &["url", "format", "createdAt", "disabledAt"],
         )
     }
 }
 
 fn notices_page() -> Value {
+    let mut kinds = crate::notices::payload::KINDS.to_vec();
+    kinds.push(crate::notices::email::message::CONFIRMATION);
     let notice = object(
         json!({"id": {"type": "string", "format": "uuid"},
-               "type": {"type": "string", "enum": crate::notices::payload::KINDS},
+               "type": {"type": "string", "enum": kinds},
                "tenant": string(), "subject": string(), "createdAt": time(),
                "status": {"type": "string", "enum": ["pending", "delivered", "failed"]},
                "attempts": {"type": "integer"}, "lastAttemptAt": nullable(time()),
@@ -118,4 +124,44 @@ pub fn get_admin_notices(_: &Context) -> Value {
         {"name": "status", "in": "query", "required": false, "schema": {"type": "string", "enum": ["pending", "delivered", "failed"]}},
         limit_query(), cursor_query()],
     "responses": {"200": answer("Notices", Some(notices_page())), "400": validation()}})
+}
+
+fn token_query() -> Value {
+    json!({"name": "token", "in": "query", "required": true, "description": "The token the e-mail's link carries.",
+           "schema": {"type": "string"}})
+}
+
+fn link_page(summary: &str) -> Value {
+    json!({"summary": summary, "tags": ["notices"], "security": [], "parameters": [token_query()],
+    "responses": {"200": {"description": "The page", "content": {"text/html": {"schema": string()}}},
+                  "400": validation(), "410": answer("The link expired, or its endpoint was removed or set again", None)}})
+}
+
+fn link_action(summary: &str) -> Value {
+    json!({"summary": summary, "tags": ["notices"], "security": [], "parameters": [token_query()],
+    "responses": {"200": {"description": "Done: the endpoint as it is now (a page, to a browser)",
+                          "content": {"application/json": {"schema": endpoint(false)}, "text/html": {"schema": string()}}},
+                  "400": validation(), "410": answer("The link expired, or its endpoint was removed or set again", None)}})
+}
+
+/// `GET /api/migration/notices/confirm`.
+pub fn get_api_migration_notices_confirm(_: &Context) -> Value {
+    link_page("The page an e-mail endpoint's confirmation link opens: one button, which POSTs here. Changes nothing.")
+}
+
+/// `POST /api/migration/notices/confirm`.
+pub fn post_api_migration_notices_confirm(_: &Context) -> Value {
+    link_action(
+        "Confirms an e-mail endpoint's address (within 7 days of its setting); notices are sent to it from then on.",
+    )
+}
+
+/// `GET /api/migration/notices/unsubscribe`.
+pub fn get_api_migration_notices_unsubscribe(_: &Context) -> Value {
+    link_page("The page an e-mail's unsubscribe link opens: one button, which POSTs here. Changes nothing.")
+}
+
+/// `POST /api/migration/notices/unsubscribe`.
+pub fn post_api_migration_notices_unsubscribe(_: &Context) -> Value {
+    link_action("Disables the e-mail endpoint (RFC 8058 one-click unsubscribe); no other authentication.")
 }

@@ -62,7 +62,7 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
 
     use crate::{
         admin::{document as d, notices_document as n},
-        notices::routes as notices,
+        notices::{email::routes as email, routes as notices},
         workbench::routes::{self as workbench, guide, migration, readiness, steering, usage},
     };
     let mut table = vec![
@@ -135,6 +135,22 @@ fn fixed_routes(versions: &[Version]) -> Vec<Fixed> {
                 (M::GET, boxed(notices::get_mine), Some(n::get_api_migration_notices)),
                 (M::PUT, boxed(notices::put_mine), Some(n::put_api_migration_notices)),
                 (M::DELETE, boxed(notices::delete_mine), Some(n::delete_api_migration_notices)),
+            ],
+        ),
+        fixed(
+            "/api/migration/notices/confirm",
+            Public,
+            vec![
+                (M::GET, boxed(email::confirm_page), Some(n::get_api_migration_notices_confirm)),
+                (M::POST, boxed(email::confirm), Some(n::post_api_migration_notices_confirm)),
+            ],
+        ),
+        fixed(
+            "/api/migration/notices/unsubscribe",
+            Public,
+            vec![
+                (M::GET, boxed(email::unsubscribe_page), Some(n::get_api_migration_notices_unsubscribe)),
+                (M::POST, boxed(email::unsubscribe), Some(n::post_api_migration_notices_unsubscribe)),
             ],
         ),
         fixed(
@@ -374,6 +390,7 @@ pub fn preflight(settings: &Settings) -> anyhow::Result<()> {
         crate::auth::jwt::fixed_key(&key)?;
     }
     crate::registry::Registry::new(&versions::all(), &settings.lifecycle)?;
+    crate::notices::email::relay::Relay::from_settings(&settings.notices)?;
     Ok(())
 }
 

@@ -117,7 +117,8 @@ impl AppState {
         ));
         let metrics = Arc::new(Metrics::default());
         let allow = AllowList::parse(settings.notices.notices_allow_hosts.as_deref());
-        let notices = Arc::new(Notices::new(workbench.clone(), metrics.clone(), allow)?);
+        let relay = crate::notices::email::relay::Relay::from_settings(&settings.notices)?;
+        let notices = Arc::new(Notices::new(workbench.clone(), metrics.clone(), allow, relay)?);
         let layers = Layers {
             services: Arc::new(Services::new(store.clone(), limits, Writes::Kept)),
             dry_run_services: Arc::new(Services::new(store.clone(), limits, Writes::RolledBack)),

@@ -4,6 +4,8 @@
 
 use url::{Host, Url};
 
+use super::mailbox::Mailbox;
+
 /// The longest URL taken, in characters, as typed and as serialized.
 pub const MAX_URL_CHARS: usize = 2048;
 /// The longest host name DNS can carry (RFC 1035), in characters.
@@ -30,6 +32,16 @@ impl EndpointUrl {
             return None;
         }
         (url.as_str().chars().count() <= MAX_URL_CHARS).then_some(Self(url))
+    }
+
+    /// An e-mail endpoint's URL: `mailto:` and one checked address.
+    pub fn mailto(address: &Mailbox) -> Self {
+        Self(Url::parse(&format!("mailto:{}", address.as_str())).expect("a checked mailbox makes a mailto URL"))
+    }
+
+    /// The address of a `mailto:` URL, checked again as it is read.
+    pub fn mailbox(&self) -> Option<Mailbox> {
+        (self.0.scheme() == "mailto").then(|| Mailbox::parse(self.0.path())).flatten()
     }
 
     /// A URL read back from the store, which was checked when it was stored; user information
@@ -60,6 +72,9 @@ impl EndpointUrl {
     /// Its scheme and the start of its host, as a log may show it: never its path (a Slack URL's
     /// path is its secret), its query, or a host long enough to fill the log.
     pub fn loggable(&self) -> String {
+        if let Some(address) = self.mailbox() {
+            return format!("mailto:…@{}", address.domain());
+        }
         let host: String = self.0.host_str().unwrap_or("?").chars().take(LOGGED_HOST_CHARS).collect();
         format!("{}://{host}", self.0.scheme())
     }

@@ -66,6 +66,8 @@ pub enum Rule {
     InternalAddress,
     /// A notice URL whose host resolves to no address.
     Unresolvable,
+    /// An e-mail endpoint, while no SMTP relay is set (README "Notices by e-mail").
+    EmailNotConfigured,
     /// Deprecated inside its version and removed at its sunset.
     Removed,
     Invalid,

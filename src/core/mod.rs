@@ -10,6 +10,7 @@ pub mod fields;
 pub mod idempotency;
 pub mod import;
 pub mod listing;
+pub mod mailbox;
 pub mod paging;
 pub mod patch;
 pub mod pattern;

@@ -11,8 +11,8 @@ use chrono::{DateTime, Timelike, Utc};
 use poem::http::{HeaderMap, StatusCode};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{Notices, address, signing};
-use crate::core::storage::{Leased, Outcome};
+use super::{Notices, address, email, signing};
+use crate::core::storage::{Format, Leased, Outcome};
 
 /// How often each instance looks for notices due.
 pub const POLL: Duration = Duration::from_secs(1);
@@ -73,7 +73,7 @@ async fn attempt(notices: Arc<Notices>, notice: Leased, _permit: OwnedSemaphoreP
         Outcome::Delivered { .. } => "delivered",
         Outcome::Retry { .. } => "retried",
         Outcome::Failed { .. } => "failed",
-        Outcome::Gone => "disabled",
+        Outcome::Gone { .. } => "disabled",
     };
     if let Some(kind) = super::payload::KINDS.iter().find(|k| **k == kind) {
         notices.metrics.notice(kind, label);
@@ -105,6 +105,14 @@ async fn send(notices: &Notices, notice: &Leased) -> Outcome {
         // Removed, replaced or disabled since the notice was written: nothing to send it to.
         return Outcome::Failed { status: None };
     };
+    if endpoint.format == Format::Email {
+        let Some(relay) = &notices.relay else {
+            // E-mail endpoints are taken only with a relay; this one was set while one was.
+            tracing::warn!(notice = %notice.id, "an e-mail notice is due but no SMTP relay is set; tried again later");
+            return retry(notice.attempts, None, None, notices.now());
+        };
+        return email::send::attempt(relay, notice, endpoint, || notices.now()).await;
+    }
     let host = endpoint.url.loggable();
     if address::literal_refused(&endpoint.url, &notices.allow) {
         tracing::warn!(endpoint = %host, notice = %notice.id, "a notice's address is refused");
@@ -128,7 +136,7 @@ async fn send(notices: &Notices, notice: &Leased) -> Outcome {
         Ok(answer) if answer.status().is_success() => Outcome::Delivered { status: answer.status().as_u16() },
         Ok(answer) if answer.status() == StatusCode::GONE => {
             tracing::info!(endpoint = %host, "a receiver answered 410: its endpoint is disabled");
-            Outcome::Gone
+            Outcome::Gone { status: StatusCode::GONE.as_u16() }
         }
         Ok(answer) => {
             let wait = retry_after(answer.headers(), now);

@@ -17,10 +17,14 @@ use uuid::Uuid;
 
 use super::payload::{self, Event, Facts};
 use crate::{
-    core::storage::{Brownout, Client, ClientSummary, Endpoint, NewNotice, Status, WorkbenchSnapshot},
+    core::storage::{Brownout, Client, ClientSummary, Endpoint, Format, NewNotice, Status, WorkbenchSnapshot},
     deprecations::catalogue::Entry,
     notices::Notices,
     registry::{deprecations::Deprecation, lifecycle::Lifecycle},
+    workbench::{
+        guide::Guide,
+        routes::guide::text::{self, Reader},
+    },
 };
 
 /// How often each instance scans.
@@ -144,7 +148,10 @@ impl Scanner {
         let now = notices.now();
         let told = versions_told(notices, now);
         let Some(endpoint) = notices.store().endpoint(tenant, subject).await? else { return Ok(0) };
-        if (told.is_empty() && elements_told(notices, now).is_empty()) || endpoint.disabled_at.is_some() {
+        if (told.is_empty() && elements_told(notices, now).is_empty())
+            || endpoint.disabled_at.is_some()
+            || endpoint.confirmed_at.is_none()
+        {
             return Ok(0);
         }
         self.tell(notices, vec![endpoint], &told, now).await
@@ -219,27 +226,29 @@ impl Scanner {
         }
         let keys: Vec<String> = due.iter().map(|d| d.key.clone()).collect();
         let written: HashSet<String> = notices.store().existing_events(&keys).await?.into_iter().collect();
-        let mut guides: HashMap<(Client, Option<u16>), Value> = HashMap::new();
+        let mut guides: HashMap<(Client, Option<u16>), (Guide, Value)> = HashMap::new();
         let mut new_notices = Vec::new();
         for d in due.into_iter().filter(|d| !written.contains(&d.key)) {
             let told = &told[d.told];
-            let guide = match guides.get(&(d.client.clone(), d.guide_of)) {
-                Some(guide) => guide.clone(),
-                None => {
-                    let (guide, _) =
-                        notices.workbench.guide(&d.client, d.guide_of).await.context("reading a client's guide")?;
-                    let guide = guide.to_json();
-                    guides.insert((d.client.clone(), d.guide_of), guide.clone());
-                    guide
-                }
-            };
+            let key = (d.client.clone(), d.guide_of);
+            if !guides.contains_key(&key) {
+                let (guide, _) =
+                    notices.workbench.guide(&d.client, d.guide_of).await.context("reading a client's guide")?;
+                let json = guide.to_json();
+                guides.insert(key.clone(), (guide, json));
+            }
+            let (guide, json) = &guides[&key];
+            // An e-mail carries the guide as its owners read it, in text and in HTML.
+            let pages = (d.endpoint.format == Format::Email)
+                .then(|| (text::markdown(guide, Reader::Owners), text::html(guide, Reader::Owners)));
             let facts = Facts {
                 client: &d.client,
                 version: told.version,
                 successor: told.successor,
                 lifecycle: &told.lifecycle,
                 status: d.status,
-                guide,
+                guide: json.clone(),
+                pages,
                 now,
             };
             let body = payload::body(&d.event, facts, d.endpoint.format);

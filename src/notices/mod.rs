@@ -6,11 +6,13 @@
 //! - `payload`: each event, its key (once per client and endpoint) and its body;
 //! - `events`: the scan that writes what is to be told to the outbox;
 //! - `delivery`: leasing, sending and retrying what the outbox holds;
+//! - `email`: e-mail endpoints, their relay, messages and links;
 //! - `jobs`: both, as jobs of the instance's one runner (`crate::jobs`);
 //! - `routes`: endpoints, what was sent, and the acknowledgement of a sunset.
 
 pub mod address;
 pub mod delivery;
+pub mod email;
 pub mod events;
 pub mod jobs;
 pub mod payload;
@@ -37,11 +39,19 @@ pub struct Notices {
     pub sender: reqwest::Client,
     /// Woken when a retry this instance scheduled is due, between polls.
     pub due: Arc<tokio::sync::Notify>,
+    /// The SMTP relay e-mail notices go through (`None`: e-mail endpoints are refused).
+    pub relay: Option<email::relay::Relay>,
 }
 
 impl Notices {
-    pub fn new(workbench: Arc<Workbench>, metrics: Arc<Metrics>, allow: address::AllowList) -> anyhow::Result<Self> {
+    pub fn new(
+        workbench: Arc<Workbench>,
+        metrics: Arc<Metrics>,
+        allow: address::AllowList,
+        relay: Option<email::relay::Relay>,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
+            relay,
             workbench,
             metrics,
             sender: delivery::client(allow.clone())?,

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use super::email::message;
 use crate::{
     core::storage::{Client, Endpoint, Format, Status},
     encoding::rfc3339_seconds as stamp,
@@ -80,6 +81,8 @@ pub struct Facts<'a> {
     pub status: Status,
     /// The client's guide as `GET /api/migration/guide` answers it.
     pub guide: Value,
+    /// Its markdown and HTML forms, for an e-mail (`None` for any other format).
+    pub pages: Option<(String, String)>,
     pub now: DateTime<Utc>,
 }
 
@@ -88,11 +91,66 @@ pub fn body(event: &Event, facts: Facts<'_>, format: Format) -> String {
     match format {
         Format::Standard => standard(event, facts),
         Format::Slack => json!({"text": slack_text(event, &facts)}).to_string(),
+        Format::Email => email(event, &facts),
     }
 }
 
+/// A day as a subject names it: `2027-02-15`.
+fn day(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d").to_string()
+}
+
+/// The e-mail's subject: what happened, to whom, and by when.
+fn email_subject(event: &Event, facts: &Facts<'_>) -> String {
+    let Facts { client, version, successor, lifecycle, .. } = facts;
+    let who = message::who(&client.tenant, &client.subject);
+    let by = lifecycle.sunset_at.map(|s| format!(" by {}", day(s))).unwrap_or_default();
+    match event {
+        Event::Deprecated => format!("v{version} is deprecated: {who} must move to v{successor}{by}"),
+        Event::Reminder { threshold } => {
+            format!("Fewer than {threshold} days left: {who} must move from v{version} to v{successor}{by}")
+        }
+        Event::Brownout { start, .. } => {
+            format!("A brownout of v{version} on {} refuses {who}'s requests: move to v{successor}{by}", day(*start))
+        }
+        Event::Exposed { change } => format!("{who} meets change {change} of v{successor}: read what to change{by}"),
+        Event::ElementUsed { entry, .. } => {
+            format!("{who} uses {} deprecated in v{version}{}", element_words(entry), element_by(entry))
+        }
+        Event::ElementReminder { entry, threshold, .. } => {
+            format!(
+                "Fewer than {threshold} days left: {who} must stop using {}{}",
+                element_words(entry),
+                element_by(entry)
+            )
+        }
+    }
+}
+
+fn element_by(entry: &Value) -> String {
+    let sunset = entry["sunsetAt"].as_str().and_then(|s| s.parse::<DateTime<Utc>>().ok());
+    sunset.map(|s| format!(": remove it by {}", day(s))).unwrap_or_default()
+}
+
+/// An e-mail: its subject, and the guide's text and HTML, each led by what happened and what
+/// to do (the same words as the Slack text, without its markup).
+fn email(event: &Event, facts: &Facts<'_>) -> String {
+    let lead = slack_text(event, facts).replace(['*', '`'], "");
+    let (text, html) = facts.pages.clone().unwrap_or_default();
+    let lead_html = lead.lines().map(|l| format!("<p>{}</p>\n", crate::encoding::html_escaped(l))).collect::<String>();
+    let lead_html = format!(
+        "<div style=\"background:#fff6e5;border-left:4px solid #e0a100;padding:.4rem .8rem\">\n{lead_html}</div>\n"
+    );
+    let html = match html.find("<body>\n") {
+        Some(at) => format!("{}{lead_html}{}", &html[..at + 7], &html[at + 7..]),
+        None => format!("{lead_html}{html}"),
+    };
+    let content = message::Content { subject: email_subject(event, facts), text: format!("{lead}\n\n{text}"), html };
+    serde_json::to_string(&content).expect("strings serialize")
+}
+
 fn standard(event: &Event, facts: Facts<'_>) -> String {
-    let Facts { client, version, successor, lifecycle, status, mut guide, now } = facts;
+    let Facts { client, version, successor, lifecycle, status, mut guide, now, .. } = facts;
     let mut data = Map::new();
     data.insert("tenant".into(), json!(client.tenant));
     data.insert("subject".into(), json!(client.subject));
@@ -146,7 +204,7 @@ fn standard(event: &Event, facts: Facts<'_>) -> String {
 
 /// A few lines saying the same, with the guide's next step.
 fn slack_text(event: &Event, facts: &Facts<'_>) -> String {
-    let Facts { client, version, successor, lifecycle, status, guide, now } = facts;
+    let Facts { client, version, successor, lifecycle, status, guide, now, .. } = facts;
     let who = format!("{}/{}", client.tenant, client.subject);
     let sunset = lifecycle
         .sunset_at
@@ -202,7 +260,7 @@ mod tests {
     use super::*;
 
     fn facts<'a>(client: &'a Client, lifecycle: &'a Lifecycle, guide: Value, now: DateTime<Utc>) -> Facts<'a> {
-        Facts { client, version: 1, successor: 2, lifecycle, status: Status::NotStarted, guide, now }
+        Facts { client, version: 1, successor: 2, lifecycle, status: Status::NotStarted, guide, pages: None, now }
     }
 
     fn at(raw: &str) -> DateTime<Utc> {
@@ -240,6 +298,7 @@ mod tests {
             secret: "whsec_x".into(),
             created_at: at("2026-12-01T00:00:00Z"),
             disabled_at: None,
+            confirmed_at: None,
         };
         let reminder = Event::Reminder { threshold: 30 };
         let a = reminder.key(1, Some(at("2027-01-01T00:00:00Z")), &client, &endpoint);

@@ -14,12 +14,13 @@ use poem::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Notices, address, signing};
+use super::{Notices, address, email, signing};
 use crate::{
     auth::{Caller, tenant},
     core::{
         endpoint_url::EndpointUrl,
         fields::{FieldError, ObjectReader, Rule},
+        mailbox::Mailbox,
         storage::{AuditEntry, Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
     },
     encoding::rfc3339_seconds as stamp,
@@ -81,12 +82,25 @@ fn required(errors: &mut Vec<FieldError>, field: &str) {
     }
 }
 
-fn endpoint_json(e: &Endpoint) -> Value {
-    json!({"url": e.url.as_str(), "format": e.format.name(), "createdAt": stamp(e.created_at),
-           "disabledAt": e.disabled_at.map(stamp)})
+/// An endpoint as it is shown (never its secret); an e-mail endpoint says whether its address
+/// is confirmed.
+pub(crate) fn endpoint_json(e: &Endpoint) -> Value {
+    let mut shown = json!({"url": e.url.as_str(), "format": e.format.name(), "createdAt": stamp(e.created_at),
+                           "disabledAt": e.disabled_at.map(stamp)});
+    if e.format == Format::Email {
+        shown["confirmed"] = json!(e.confirmed_at.is_some());
+    }
+    shown
 }
 
-/// Reads `{"url", "format"}` and checks the URL: `https`, to a host notices may reach.
+/// The address of `mailto:<address>` (the scheme in any case), and nothing else.
+fn mailto_address(raw: &str) -> Option<Mailbox> {
+    let scheme = raw.get(..7)?;
+    scheme.eq_ignore_ascii_case("mailto:").then(|| Mailbox::parse(&raw[7..])).flatten()
+}
+
+/// Reads `{"url", "format"}` and checks the URL: `https`, to a host notices may reach, or for
+/// `email` `mailto:` one address (and a relay to send through).
 async fn read_endpoint(notices: &Notices, body: poem::Body) -> Result<(EndpointUrl, Format), ApiError> {
     let value = read_strict_json(body).await?;
     let mut reader = ObjectReader::new(&value).map_err(|e| ApiError::validation(vec![e]))?;
@@ -97,10 +111,28 @@ async fn read_endpoint(notices: &Notices, body: poem::Body) -> Result<(EndpointU
     let format = match format.as_deref() {
         None => Some(Format::Standard),
         Some(name) => Format::named(name).or_else(|| {
-            errors.push(FieldError::body("format", Rule::OneOf("standard, slack".into())));
+            errors.push(FieldError::body("format", Rule::OneOf("standard, slack, email".into())));
             None
         }),
     };
+    if format == Some(Format::Email) {
+        if notices.relay.is_none() {
+            errors.push(FieldError::body("format", Rule::EmailNotConfigured));
+        }
+        let address = url.as_deref().and_then(mailto_address);
+        return match (url, address, errors.is_empty()) {
+            (None, _, _) => {
+                required(&mut errors, "url");
+                Err(ApiError::validation(errors))
+            }
+            (Some(_), None, _) => {
+                errors.push(FieldError::body("url", Rule::Invalid));
+                Err(ApiError::validation(errors))
+            }
+            (Some(_), Some(address), true) => Ok((EndpointUrl::mailto(&address), Format::Email)),
+            (Some(_), Some(_), false) => Err(ApiError::validation(errors)),
+        };
+    }
     let url = match url {
         None => {
             required(&mut errors, "url");
@@ -143,26 +175,40 @@ async fn set(notices: &Arc<Notices>, owner: Owner, body: poem::Body) -> poem::Re
         secret: signing::new_secret(),
         created_at: notices.now(),
         disabled_at: None,
+        // An address is confirmed by a person; a webhook needs no confirmation.
+        confirmed_at: (format != Format::Email).then(|| notices.now()),
     };
     notices.store().set_endpoint(&endpoint).await.map_err(ApiError::from)?;
     tracing::info!(tenant = %endpoint.tenant, endpoint = %endpoint.url.loggable(), "a notice endpoint was set");
-    // What is due now is written at once, not at the next round of the scan.
+    // As stored (its time as the store keeps it, which its links name).
+    let stored = notices.store().endpoint(&endpoint.tenant, &endpoint.subject).await.map_err(ApiError::from)?;
+    let stored = stored.as_ref().unwrap_or(&endpoint);
+    match format {
+        // The confirmation first, through the outbox; nothing else until a person confirms.
+        Format::Email => email::routes::ask_confirmation(notices, stored).await?,
+        // What is due now is written at once, not at the next round of the scan.
+        _ => scan_soon(notices, stored),
+    }
+    audit(notices, &owner, "notices.set", before.as_ref(), Some(stored)).await;
+    let mut answer = endpoint_json(stored);
+    // A webhook's secret, this once; an address has none to keep.
+    if format != Format::Email {
+        answer["secret"] = json!(endpoint.secret);
+    }
+    if let Some(map) = answer.as_object_mut() {
+        map.remove("disabledAt");
+    }
+    Ok(Json(answer))
+}
+
+/// Writes what is due to `endpoint` now, beside the request, rather than at the scan's next round.
+pub(crate) fn scan_soon(notices: &Arc<Notices>, endpoint: &Endpoint) {
     let (scanning, tenant, subject) = (notices.clone(), endpoint.tenant.clone(), endpoint.subject.clone());
     tokio::spawn(async move {
         if let Err(err) = scanning.scanner.scan_endpoint(&scanning, &tenant, &subject).await {
             tracing::warn!(cause = %format!("{err:#}"), "notices for a new endpoint not written; the next round will");
         }
     });
-    // As stored (its time as the store keeps it), and its secret this once.
-    let stored = notices.store().endpoint(&endpoint.tenant, &endpoint.subject).await.map_err(ApiError::from)?;
-    let stored = stored.as_ref().unwrap_or(&endpoint);
-    audit(notices, &owner, "notices.set", before.as_ref(), Some(stored)).await;
-    let mut answer = endpoint_json(stored);
-    answer["secret"] = json!(endpoint.secret);
-    if let Some(map) = answer.as_object_mut() {
-        map.remove("disabledAt");
-    }
-    Ok(Json(answer))
 }
 
 async fn get(notices: &Notices, owner: Owner) -> poem::Result<Json<Value>> {

@@ -200,6 +200,20 @@ pub struct NoticeSettings {
     /// `TANDEM_NOTICES_ALLOW_HOSTS`: host names or addresses, comma-separated, that notices
     /// may reach although they are internal (and by `http`): a hook relay inside the network.
     pub notices_allow_hosts: Option<String>,
+    /// `TANDEM_SMTP_URL`: the SMTP relay e-mail notices go through (README "Notices by e-mail"):
+    /// `smtps://host:port`, `smtp://host:port?tls=required` (STARTTLS), or a plain
+    /// `smtp://host:port` to loopback or an allow-listed host; credentials as user information.
+    /// Unset = no e-mail endpoints. Shown with its password masked.
+    pub smtp_url: Option<DatabaseUrl>,
+    /// `TANDEM_SMTP_URL_FILE`: a file holding `smtp_url` (one trailing newline trimmed), as Docker and
+    /// Kubernetes mount secrets. Read, then cleared, at load.
+    #[serde(skip_serializing)]
+    pub smtp_url_file: Option<PathBuf>,
+    /// `TANDEM_NOTICES_FROM`: the `From` address of e-mail notices; required with `TANDEM_SMTP_URL`.
+    pub notices_from: Option<String>,
+    /// `TANDEM_PUBLIC_URL`: this service's `https://` address as the recipients of e-mail reach
+    /// it, the base of the links messages carry; required with `TANDEM_SMTP_URL`.
+    pub public_url: Option<String>,
 }
 
 /// What the log shows, and how.

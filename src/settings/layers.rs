@@ -231,11 +231,12 @@ fn unknown(typed: &str, suggestion: Option<&str>) -> anyhow::Error {
 
 /// The settings whose value may instead be read from a file, as Docker and Kubernetes mount
 /// secrets: the key, and the key naming its file.
-const SECRET_FILES: [(&str, &str); 4] = [
+const SECRET_FILES: [(&str, &str); 5] = [
     ("jwt_secret", "jwt_secret_file"),
     ("database_url", "database_url_file"),
     ("database_replica_url", "database_replica_url_file"),
     ("redis_url", "redis_url_file"),
+    ("smtp_url", "smtp_url_file"),
 ];
 
 /// Replaces each setting whose winning layer names a file with that file's content. Within one
@@ -247,6 +248,7 @@ fn read_secret_files(settings: &mut Settings, layers: &Layers) -> anyhow::Result
             "jwt_secret" => settings.tokens.jwt_secret_file.take(),
             "database_url" => settings.database.database_url_file.take(),
             "database_replica_url" => settings.database.database_replica_url_file.take(),
+            "smtp_url" => settings.notices.smtp_url_file.take(),
             _ => settings.redis.redis_url_file.take(),
         };
         let Some((value_set, file_set, names)) = layers.sets(key, file_key) else { continue };
@@ -261,6 +263,7 @@ fn read_secret_files(settings: &mut Settings, layers: &Layers) -> anyhow::Result
             "jwt_secret" => settings.tokens.jwt_secret = Some(SecretString::from(value)),
             "database_url" => settings.database.database_url = DatabaseUrl::new(value),
             "database_replica_url" => settings.database.database_replica_url = Some(DatabaseUrl::new(value)),
+            "smtp_url" => settings.notices.smtp_url = Some(DatabaseUrl::new(value)),
             _ => settings.redis.redis_url = Some(DatabaseUrl::new(value)),
         }
         let source = if names[1].starts_with(PREFIX) {

@@ -83,6 +83,8 @@ impl Settings {
             &mut self.http.cors_origins,
             &mut self.redis.redis_sentinels,
             &mut self.redis.redis_master,
+            &mut self.notices.notices_from,
+            &mut self.notices.public_url,
         ] {
             text(value);
         }
@@ -97,7 +99,7 @@ impl Settings {
                 text(value);
             }
         }
-        for url in [&mut self.redis.redis_url, &mut self.database.database_replica_url] {
+        for url in [&mut self.redis.redis_url, &mut self.database.database_replica_url, &mut self.notices.smtp_url] {
             if url.as_ref().is_some_and(|u| u.expose().trim().is_empty()) {
                 *url = None;
             }

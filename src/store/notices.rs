@@ -15,11 +15,11 @@ use super::{
 };
 use crate::core::endpoint_url::EndpointUrl;
 use crate::core::storage::{
-    Client, Endpoint, Format, Leased, NewNotice, Notice, NoticeFilter, NoticeStatus, NoticeStore, Outcome, StoreResult,
-    Writes,
+    Client, Endpoint, Format, Leased, Mark, NewNotice, Notice, NoticeFilter, NoticeStatus, NoticeStore, Outcome,
+    StoreResult, Writes,
 };
 
-const ENDPOINT_COLUMNS: &str = "tenant, subject, url, format, secret, created_at, disabled_at";
+const ENDPOINT_COLUMNS: &str = "tenant, subject, url, format, secret, created_at, disabled_at, confirmed_at";
 const NOTICE_COLUMNS: &str = "id, type, tenant, subject, created_at, status, attempts, last_attempt_at, last_status";
 
 fn endpoint_from(r: &impl NamedRow) -> Result<Endpoint, sqlx::Error> {
@@ -32,6 +32,7 @@ fn endpoint_from(r: &impl NamedRow) -> Result<Endpoint, sqlx::Error> {
         secret: must_text(r, "secret")?,
         created_at: must_time(r, "created_at")?,
         disabled_at: r.time("disabled_at")?,
+        confirmed_at: r.time("confirmed_at")?,
     })
 }
 
@@ -74,8 +75,8 @@ impl<S: RowStore> NoticeStore for S {
         let upsert = Statement::new(
             format!(
                 "{} ON CONFLICT (tenant, subject) DO UPDATE SET url = $3, format = $4, secret = $5, created_at = $6, \
-                 disabled_at = NULL",
-                insert("notice_endpoints", "tenant, subject, url, format, secret, created_at")
+                 disabled_at = NULL, confirmed_at = $7",
+                insert("notice_endpoints", "tenant, subject, url, format, secret, created_at, confirmed_at")
             ),
             [
                 text(&e.tenant),
@@ -84,9 +85,32 @@ impl<S: RowStore> NoticeStore for S {
                 text(e.format.name()),
                 text(&e.secret),
                 time(e.created_at),
+                Value::Time(e.confirmed_at),
             ],
         );
         self.write_all(&[upsert], Bound::Call).await.map(drop)
+    }
+
+    async fn mark_endpoint(
+        &self,
+        mark: Mark,
+        tenant: &str,
+        subject: &str,
+        set_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let column = match mark {
+            Mark::Confirmed => "confirmed_at",
+            Mark::Disabled => "disabled_at",
+        };
+        let update = Statement::new(
+            format!(
+                "UPDATE notice_endpoints SET {column} = COALESCE({column}, $4) \
+                 WHERE tenant = $1 AND subject = $2 AND created_at = $3"
+            ),
+            [text(tenant), text(subject), time(set_at), time(at)],
+        );
+        Ok(self.write_all(&[update], Bound::Call).await?.iter().sum::<u64>() > 0)
     }
 
     async fn endpoint(&self, tenant: &str, subject: &str) -> StoreResult<Option<Endpoint>> {
@@ -111,7 +135,7 @@ impl<S: RowStore> NoticeStore for S {
         let statement = Statement::new(
             format!(
                 "SELECT {ENDPOINT_COLUMNS} FROM notice_endpoints WHERE disabled_at IS NULL \
-                 AND (tenant, subject) > ($1, $2) ORDER BY tenant, subject LIMIT $3"
+                 AND confirmed_at IS NOT NULL AND (tenant, subject) > ($1, $2) ORDER BY tenant, subject LIMIT $3"
             ),
             [text(tenant), text(subject), count(u64::from(limit))],
         );
@@ -126,7 +150,7 @@ impl<S: RowStore> NoticeStore for S {
         let statement = Statement::rows(
             format!(
                 "WITH k (tenant, subject) AS ({ROWS}) SELECT DISTINCT {} FROM notice_endpoints AS e \
-                 JOIN k USING (tenant, subject)",
+                 JOIN k USING (tenant, subject) WHERE e.confirmed_at IS NOT NULL",
                 ENDPOINT_COLUMNS.split(", ").map(|c| format!("e.{c}")).collect::<Vec<_>>().join(", ")
             ),
             [],
@@ -219,8 +243,8 @@ impl<S: RowStore> NoticeStore for S {
             Outcome::Delivered { status } => vec![set("delivered", Some(status), None)],
             Outcome::Retry { status, next } => vec![set("pending", status, Some(next))],
             Outcome::Failed { status } => vec![set("failed", status, None)],
-            Outcome::Gone => vec![
-                set("failed", Some(410), None),
+            Outcome::Gone { status } => vec![
+                set("failed", Some(status), None),
                 Statement::new(
                     "UPDATE notice_endpoints SET disabled_at = $2 WHERE (tenant, subject) IN \
                      (SELECT endpoint_tenant, endpoint_subject FROM notices WHERE id = $1)",

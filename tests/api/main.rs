@@ -14,6 +14,7 @@ mod documented;
 mod dry_runs;
 mod edges;
 mod element_deprecation;
+mod email;
 mod errors;
 mod guide;
 mod hardening;
@@ -82,6 +83,7 @@ fn main() {
         at_scale::scenarios(),
         views::scenarios(),
         edges::scenarios(),
+        email::scenarios(),
         careful_client::scenarios(),
         notices::scenarios(),
         sunset::scenarios(),

@@ -94,6 +94,10 @@ fn rows() -> Vec<Row> {
         "TANDEM_MAINTENANCE" => maintenance,
         "TANDEM_CORS_ORIGINS" => cors_origins,
         "TANDEM_NOTICES_ALLOW_HOSTS" => notices_allow_hosts,
+        "TANDEM_SMTP_URL" => smtp_url,
+        "TANDEM_SMTP_URL_FILE" => smtp_url_file,
+        "TANDEM_NOTICES_FROM" => notices_from,
+        "TANDEM_PUBLIC_URL" => public_url,
         "TANDEM_CONFIG" => config_path,
     ]
 }
@@ -755,6 +759,82 @@ async fn notices_allow_hosts(backend: Backend) {
     assert_eq!(refused.error_codes(), [("/url".to_string(), "https_required".to_string())]);
 }
 
+/// The sender and the links' base e-mail needs beside a relay.
+const MAILING: [(&str, Option<&str>); 2] =
+    [("TANDEM_NOTICES_FROM", Some("notices@tandem.example")), ("TANDEM_PUBLIC_URL", Some("https://tandem.example"))];
+
+/// The caller's e-mail endpoint, set.
+async fn set_email(served: &Served) -> Reply {
+    let body = json!({"url": "mailto:owners@acme.example", "format": "email"});
+    send(served.client.put(served.url("/api/migration/notices")).bearer_auth(&served.admin).json(&body)).await
+}
+
+fn mailing(extra: (&'static str, Option<&'static str>)) -> Vec<(&'static str, Option<&'static str>)> {
+    let mut env = MAILING.to_vec();
+    env.push(extra);
+    env
+}
+
+async fn smtp_url(backend: Backend) {
+    // A relay on loopback (nothing listens on port 9: the confirmation waits for its retries).
+    let served = start(&backend, &mailing(("TANDEM_SMTP_URL", Some("smtp://127.0.0.1:9")))).await;
+    let set = set_email(&served).await;
+    set.assert_status(200);
+    assert_eq!(set.json()["confirmed"], false);
+    let default = start(&backend, &[]).await;
+    let refused_email = set_email(&default).await;
+    refused_email.assert_status(400);
+    assert_eq!(refused_email.error_codes(), [("/format".to_string(), "email_not_configured".to_string())]);
+    for (url, said) in [
+        ("smtp://mail.acme.example:25", "sends in clear text to mail.acme.example"),
+        ("smtp://10.0.0.5:25?tls=required", "10.0.0.5 is an internal address"),
+        ("smtp://mail.acme.example:587?tls=maybe", "tls=maybe is not known"),
+        ("http://mail.acme.example", "http is not smtps:// or smtp://"),
+        ("smtps://user@mail.acme.example", "needs both a user and a password"),
+    ] {
+        let message = refused_with_code(&backend, &mailing(("TANDEM_SMTP_URL", Some(url))), 1).await;
+        assert!(message.contains(said), "{url}: {message}");
+    }
+    // Implicit TLS and required STARTTLS to a named relay start (nothing is dialled at start).
+    for url in ["smtps://mailer:pw@smtp.acme.example", "smtp://smtp.acme.example:587?tls=required"] {
+        set_email(&start(&backend, &mailing(("TANDEM_SMTP_URL", Some(url)))).await).await.assert_status(200);
+    }
+}
+
+async fn smtp_url_file(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("smtp"), "smtp://127.0.0.1:9\n").unwrap();
+    let served = Served::start_in(&backend, dir, &mailing(("TANDEM_SMTP_URL_FILE", Some("smtp")))).await;
+    set_email(&served).await.assert_status(200);
+}
+
+async fn notices_from(backend: Backend) {
+    let relay = ("TANDEM_SMTP_URL", Some("smtp://127.0.0.1:9"));
+    let public = ("TANDEM_PUBLIC_URL", Some("https://tandem.example"));
+    let message = refused_with_code(&backend, &[relay, public], 1).await;
+    assert!(message.contains("TANDEM_NOTICES_FROM is not: messages need a From address"), "{message}");
+    let named = ("TANDEM_NOTICES_FROM", Some("Tandem <notices@tandem.example>"));
+    let message = refused_with_code(&backend, &[relay, public, named], 1).await;
+    assert!(message.contains("TANDEM_NOTICES_FROM is not one plain address"), "{message}");
+    let alone = refused_with_code(&backend, &[("TANDEM_NOTICES_FROM", Some("notices@tandem.example"))], 1).await;
+    assert!(alone.contains("TANDEM_NOTICES_FROM is set but TANDEM_SMTP_URL is not"), "{alone}");
+    let served = start(&backend, &[relay, public, ("TANDEM_NOTICES_FROM", Some("notices@tandem.example"))]).await;
+    set_email(&served).await.assert_status(200);
+}
+
+async fn public_url(backend: Backend) {
+    let relay = ("TANDEM_SMTP_URL", Some("smtp://127.0.0.1:9"));
+    let from = ("TANDEM_NOTICES_FROM", Some("notices@tandem.example"));
+    let message = refused_with_code(&backend, &[relay, from], 1).await;
+    assert!(message.contains("TANDEM_PUBLIC_URL is not: messages link back"), "{message}");
+    for url in ["http://tandem.example", "https://tandem.example/?x=1"] {
+        let message = refused_with_code(&backend, &[relay, from, ("TANDEM_PUBLIC_URL", Some(url))], 1).await;
+        assert!(message.contains("TANDEM_PUBLIC_URL"), "{url}: {message}");
+    }
+    let served = start(&backend, &[relay, from, ("TANDEM_PUBLIC_URL", Some("https://tandem.example/base/"))]).await;
+    set_email(&served).await.assert_status(200);
+}
+
 async fn config_path(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ops.toml"), "rate_limit = 1\n").unwrap();
@@ -923,6 +1003,9 @@ async fn tandem_config_shows_each_value_and_its_source(_: Backend) {
         ("TANDEM_JWT_SECRET_FILE", Some("secret")),
         ("TANDEM_V1_SUNSET_AT", Some("2099-01-01T00:00:00Z")),
         ("TANDEM_MAX_PAGE_SIZE", Some("50")),
+        ("TANDEM_SMTP_URL", Some("smtps://mailer:hunter3@smtp.acme.example:465")),
+        ("TANDEM_NOTICES_FROM", Some("notices@acme.example")),
+        ("TANDEM_PUBLIC_URL", Some("https://tandem.acme.example")),
     ];
     let (code, stdout, stderr) = outcome(dir.path(), &["config"], &env);
     assert_eq!(code, Some(0), "{stderr}");
@@ -940,7 +1023,9 @@ async fn tandem_config_shows_each_value_and_its_source(_: Backend) {
     assert_eq!(source("deprecated_at = \"2024-01-01T00:00:00Z\""), "tandem.toml");
     assert_eq!(source("sunset_at = \"2099-01-01T00:00:00Z\""), "TANDEM_V1_SUNSET_AT");
     assert!(stdout.contains("\n[versions.1]\n"));
-    assert!(!stdout.contains("hunter2") && !stdout.contains(OTHER_SECRET));
+    assert!(line("smtp_url = ").starts_with("smtp_url = \"smtps://mailer:***@smtp.acme.example:465\""));
+    assert_eq!(source("notices_from = \"notices@acme.example\""), "TANDEM_NOTICES_FROM");
+    assert!(!stdout.contains("hunter2") && !stdout.contains("hunter3") && !stdout.contains(OTHER_SECRET));
     // It is TOML that `tandem.toml` could hold: read back, it gives the same settings.
     let parsed: toml::Table = stdout.parse().expect("valid TOML");
     assert_eq!(parsed["rate_limit"].as_integer(), Some(7));

@@ -426,14 +426,7 @@ async fn the_dashboard_keeps_its_view_through_a_reload_and_a_refresh(backend: Ba
     browser.screenshot(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-view.png")).await;
 
     // axe-core: no serious or critical violation.
-    let axe = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules/axe-core/axe.min.js"),
-    )
-    .expect("axe-core is installed in tests/browser (npm ci)");
-    browser.eval(&format!("{axe}; true")).await;
-    browser.eval("window.__axe = null; axe.run().then(r => { window.__axe = r.violations.filter(v => ['serious', 'critical'].includes(v.impact)).map(v => v.id + ': ' + v.nodes.length); }); true").await;
-    browser.wait_for("window.__axe !== null", Duration::from_secs(30)).await;
-    assert_eq!(browser.eval("window.__axe").await, json!([]), "axe-core's serious and critical violations");
+    assert_eq!(browser.serious_violations().await, json!([]), "axe-core's serious and critical violations");
 
     // A reload forgets the token, never the view.
     browser.eval("location.reload(); true").await;

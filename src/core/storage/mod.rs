@@ -14,7 +14,9 @@ use async_trait::async_trait;
 pub use customers::{CustomerList, CustomerStore, ImportStart, ImportWriter};
 pub use errors::{Constraint, StoreError};
 pub use lists::ListScan;
-pub use notices::{Endpoint, Format, Leased, NewNotice, Notice, NoticeFilter, NoticeStatus, NoticeStore, Outcome};
+pub use notices::{
+    Endpoint, Format, Leased, Mark, NewNotice, Notice, NoticeFilter, NoticeStatus, NoticeStore, Outcome,
+};
 pub use ops::OpsStore;
 pub use users::{NewUser, UserList, UserStore, UserTarget};
 pub use workbench::{

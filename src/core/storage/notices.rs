@@ -15,6 +15,8 @@ pub enum Format {
     Standard,
     /// A Slack incoming webhook: `{"text": …}`, signed alike.
     Slack,
+    /// An e-mail to one address (README "Notices by e-mail").
+    Email,
 }
 
 impl Format {
@@ -22,11 +24,12 @@ impl Format {
         match self {
             Format::Standard => "standard",
             Format::Slack => "slack",
+            Format::Email => "email",
         }
     }
 
     pub fn named(name: &str) -> Option<Format> {
-        [Format::Standard, Format::Slack].into_iter().find(|f| f.name() == name)
+        [Format::Standard, Format::Slack, Format::Email].into_iter().find(|f| f.name() == name)
     }
 }
 
@@ -41,8 +44,20 @@ pub struct Endpoint {
     /// `whsec_` and the base64 of the signing key.
     pub secret: String,
     pub created_at: DateTime<Utc>,
-    /// Set once the receiver answered 410.
+    /// Set once the receiver answered 410 (or its address was refused, or left).
     pub disabled_at: Option<DateTime<Utc>>,
+    /// When a person confirmed an e-mail endpoint's address; a webhook's is its `created_at`.
+    /// Nothing but the confirmation is sent to an endpoint before.
+    pub confirmed_at: Option<DateTime<Utc>>,
+}
+
+/// What a person's click on an e-mail's link records of its endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Its address is confirmed: notices are sent to it from then on.
+    Confirmed,
+    /// It is left (unsubscribed): nothing more is sent to it.
+    Disabled,
 }
 
 /// A notice's state.
@@ -114,8 +129,9 @@ pub enum Outcome {
     Retry { status: Option<u16>, next: DateTime<Utc> },
     /// No more tries (the last failed, or the endpoint is gone).
     Failed { status: Option<u16> },
-    /// The receiver answered 410: the endpoint is disabled, the notice failed.
-    Gone,
+    /// The receiver answered 410 (or the relay refused the address, `status` its reply): the
+    /// endpoint is disabled, the notice failed.
+    Gone { status: u16 },
 }
 
 /// Which notices a list shows.
@@ -136,10 +152,21 @@ pub trait NoticeStore: Send + Sync {
     /// Removes an endpoint; `false` when there was none.
     async fn delete_endpoint(&self, tenant: &str, subject: &str) -> StoreResult<bool>;
 
-    /// Up to `limit` endpoints not disabled, after `after` by owner (tenant, then subject).
+    /// Marks the endpoint of this owner set at `set_at` as of `at`, unless it is already;
+    /// `false` when no such endpoint is set (removed, or set again since).
+    async fn mark_endpoint(
+        &self,
+        mark: Mark,
+        tenant: &str,
+        subject: &str,
+        set_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+
+    /// Up to `limit` endpoints confirmed and not disabled, after `after` by owner (tenant, then subject).
     async fn endpoints_after(&self, after: Option<&Client>, limit: u32) -> StoreResult<Vec<Endpoint>>;
 
-    /// The endpoints that reach the clients named: their own, and their tenants'.
+    /// The confirmed endpoints that reach the clients named: their own, and their tenants'.
     async fn endpoints_for(&self, clients: &[Client]) -> StoreResult<Vec<Endpoint>>;
 
     /// Those of the events named that are written.

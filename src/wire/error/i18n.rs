@@ -79,6 +79,7 @@ pub fn rule_code(rule: &Rule) -> &'static str {
         Rule::HttpsRequired => "https_required",
         Rule::InternalAddress => "internal_address",
         Rule::Unresolvable => "unresolvable",
+        Rule::EmailNotConfigured => "email_not_configured",
         Rule::Removed => "removed",
         Rule::Invalid => "invalid",
     }
@@ -185,6 +186,13 @@ pub fn rule_message(rule: &Rule, lang: Lang) -> String {
                 "names a host that resolves to no address",
                 "nennt einen Host ohne Adresse",
                 "nomme un hôte qui ne se résout en aucune adresse",
+            ))
+            .into(),
+        Rule::EmailNotConfigured => lang
+            .pick((
+                "is an e-mail address, and this service sends no e-mail (TANDEM_SMTP_URL is not set)",
+                "ist eine E-Mail-Adresse, und dieser Dienst versendet keine E-Mail (TANDEM_SMTP_URL ist nicht gesetzt)",
+                "est une adresse e-mail, et ce service n'envoie pas d'e-mail (TANDEM_SMTP_URL n'est pas défini)",
             ))
             .into(),
         Rule::Removed => lang

@@ -25,6 +25,8 @@ pub enum Kind {
     ApiVersionClosed,
     /// An acknowledgement of a sunset date that is not the version's current one.
     SunsetNotCurrent,
+    /// A link sent by e-mail whose time ran out, or whose endpoint was replaced since.
+    LinkExpired,
     /// An operation deprecated inside its version, past its sunset (or rehearsed).
     OperationRemoved,
     /// A parameter or field deprecated inside its version, past its sunset (or rehearsed).
@@ -44,7 +46,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 32] = [
+    pub const ALL: [Kind; 33] = [
         Kind::ValidationError,
         Kind::MalformedJson,
         Kind::AmbiguousApiVersion,
@@ -63,6 +65,7 @@ impl Kind {
         Kind::ApiVersionSunset,
         Kind::ApiVersionClosed,
         Kind::SunsetNotCurrent,
+        Kind::LinkExpired,
         Kind::OperationRemoved,
         Kind::ElementRemoved,
         Kind::PreconditionFailed,
@@ -97,6 +100,7 @@ impl Kind {
             Kind::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::ApiVersionSunset | Kind::ApiVersionClosed => StatusCode::GONE,
             Kind::SunsetNotCurrent => StatusCode::CONFLICT,
+            Kind::LinkExpired => StatusCode::GONE,
             Kind::OperationRemoved => StatusCode::GONE,
             Kind::ElementRemoved => StatusCode::BAD_REQUEST,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
@@ -132,6 +136,7 @@ impl Kind {
             Kind::ApiVersionSunset => "api-version-sunset",
             Kind::ApiVersionClosed => "api-version-closed",
             Kind::SunsetNotCurrent => "sunset-not-current",
+            Kind::LinkExpired => "link-expired",
             Kind::OperationRemoved => "operation-removed",
             Kind::ElementRemoved => "element-removed",
             Kind::PreconditionFailed => "precondition-failed",
@@ -185,6 +190,7 @@ impl Kind {
             Kind::SunsetNotCurrent => {
                 ("Sunset date not current", "Abschaltdatum nicht aktuell", "Date de retrait non actuelle")
             }
+            Kind::LinkExpired => ("Link expired", "Link abgelaufen", "Lien expiré"),
             Kind::OperationRemoved => ("Operation removed", "Operation entfernt", "Opération retirée"),
             Kind::ElementRemoved => {
                 ("Parameter or field removed", "Parameter oder Feld entfernt", "Paramètre ou champ retiré")
@@ -285,6 +291,11 @@ impl Kind {
                 "Version {} of this API is retired; move to its successor (see the Link header)",
                 "Version {} dieser API ist eingestellt; bitte zur Nachfolgeversion wechseln (siehe Link-Header)",
                 "La version {} de cette API est retirée ; passez à la version suivante (voir l'en-tête Link)",
+            ),
+            Kind::LinkExpired => (
+                "This link has expired or its address was replaced; set the address again for a new one",
+                "Dieser Link ist abgelaufen oder seine Adresse wurde ersetzt; die Adresse erneut setzen für einen neuen",
+                "Ce lien a expiré ou son adresse a été remplacée ; définissez l'adresse à nouveau pour en obtenir un nouveau",
             ),
             Kind::SunsetNotCurrent => (
                 "The version's sunset is now {}; acknowledge that date",

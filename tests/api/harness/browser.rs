@@ -119,6 +119,19 @@ impl Browser {
         panic!("never true: {expression}");
     }
 
+    /// axe-core's serious and critical violations on the page (`id: nodes`), from the copy
+    /// `npm ci` puts in tests/browser.
+    pub async fn serious_violations(&mut self) -> Value {
+        let axe = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules/axe-core/axe.min.js"),
+        )
+        .expect("axe-core is installed in tests/browser (npm ci)");
+        self.eval(&format!("{axe}; true")).await;
+        self.eval("window.__axe = null; axe.run().then(r => { window.__axe = r.violations.filter(v => ['serious', 'critical'].includes(v.impact)).map(v => v.id + ': ' + v.nodes.length); }); true").await;
+        self.wait_for("window.__axe !== null", Duration::from_secs(30)).await;
+        self.eval("window.__axe").await
+    }
+
     pub async fn screenshot(&mut self, path: &std::path::Path) {
         let shot = self.call("Page.captureScreenshot", json!({"format": "png", "captureBeyondViewport": true})).await;
         let png = base64_decode(shot["data"].as_str().unwrap());

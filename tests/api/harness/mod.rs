@@ -16,6 +16,7 @@ pub mod raw;
 pub mod receiver;
 pub mod redis;
 pub mod reply;
+pub mod smtp;
 pub mod tokens;
 
 use std::{
@@ -50,6 +51,10 @@ pub enum Runs {
     Browser,
     /// Against a real OpenID Connect provider (`oidc-provider` on Node.js; on SQLite).
     Oidc,
+    /// With a real SMTP server on loopback (aiosmtpd, `tests/smtp`), on SQLite and PostgreSQL.
+    Mail,
+    /// With that SMTP server and a headless Chromium, on SQLite.
+    BrowserMail,
 }
 
 /// One named behaviour, run on each backend it applies to.
@@ -63,7 +68,7 @@ pub struct Scenario {
 /// with an identity provider: f];`.
 #[macro_export]
 macro_rules! scenarios {
-    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)? $(; with an identity provider: $($oidc:ident),* $(,)?)?) => {
+    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)? $(; with an identity provider: $($oidc:ident),* $(,)?)? $(; with a mail server: $($mail:ident),* $(,)?)? $(; in a browser with a mail server: $($browser_mail:ident),* $(,)?)?) => {
         #[allow(clippy::vec_init_then_push)] // a module of only optional groups starts empty
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
             use $crate::harness::{Runs, Scenario};
@@ -75,6 +80,8 @@ macro_rules! scenarios {
             $($(all.push(Scenario { name: name(stringify!($redis)), run: |b| Box::pin($redis(b)), runs: Runs::Redis });)*)?
             $($(all.push(Scenario { name: name(stringify!($browser)), run: |b| Box::pin($browser(b)), runs: Runs::Browser });)*)?
             $($(all.push(Scenario { name: name(stringify!($oidc)), run: |b| Box::pin($oidc(b)), runs: Runs::Oidc });)*)?
+            $($(all.push(Scenario { name: name(stringify!($mail)), run: |b| Box::pin($mail(b)), runs: Runs::Mail });)*)?
+            $($(all.push(Scenario { name: name(stringify!($browser_mail)), run: |b| Box::pin($browser_mail(b)), runs: Runs::BrowserMail });)*)?
             all
         }
     };
@@ -239,6 +246,17 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
             eprintln!("Identity-provider suite: LEFT OUT (run `npm ci` in tests/oidc, with Node.js, to run it)")
         }
     }
+    // CI requires the mail suite (a venv in tests/smtp, made by `.ci/run`).
+    let mail_required = std::env::var("TANDEM_TEST_SMTP").is_ok_and(|v| v == "required");
+    match (smtp::available(), mail_required) {
+        (true, _) => eprintln!("Mail suite: on (aiosmtpd from tests/smtp/.venv)"),
+        (false, true) => eprintln!("Mail suite: REQUIRED but tests/smtp/.venv is missing: its trials will fail"),
+        (false, false) => eprintln!(
+            "Mail suite: LEFT OUT (python3 -m venv tests/smtp/.venv && tests/smtp/.venv/bin/pip install -r \
+             tests/smtp/requirements.txt to run it)"
+        ),
+    }
+    let mail = smtp::available() || mail_required;
     let sqlite = || Store::Sqlite { dirs: Arc::default() };
     let pg = || postgres.clone().map(|admin_url| Store::Postgres { admin_url, created: Arc::default() });
     let scenarios: Vec<Scenario> = groups.into_iter().flatten().collect();
@@ -259,6 +277,18 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
             Runs::Oidc => {
                 let available = oidc::available() || oidc_required;
                 trials.push(trial("oidc", scenario, available.then(|| Backend { store: sqlite(), redis: None })));
+            }
+            Runs::Mail => {
+                trials.push(trial("sqlite", scenario, mail.then(|| Backend { store: sqlite(), redis: None })));
+                trials.push(trial(
+                    "postgres",
+                    scenario,
+                    pg().filter(|_| mail).map(|store| Backend { store, redis: None }),
+                ));
+            }
+            Runs::BrowserMail => {
+                let available = (browser::chromium().is_some() || browser_required) && mail;
+                trials.push(trial("browser", scenario, available.then(|| Backend { store: sqlite(), redis: None })));
             }
             Runs::Redis => {
                 let backend = redis.clone().map(|url| Backend { store: pg().unwrap_or_else(sqlite), redis: Some(url) });

@@ -5,7 +5,7 @@
 //! served as JSON, markdown or one HTML page: the guide itself in `workbench::guide`, its forms
 //! in `text`, the routes here.
 
-mod text;
+pub mod text;
 
 use std::sync::Arc;
 
