@@ -288,6 +288,49 @@ mod tests {
     }
 
     #[test]
+    fn every_event_is_one_e_mail_whose_subject_says_what_to_whom_by_when() {
+        let client = Client::new("acme", "ci-bot");
+        let lifecycle = Lifecycle { sunset_at: Some(at("2026-07-01T00:00:00Z")), ..Default::default() };
+        let entry = json!({"operation": "GET /api/v1/users", "element": {"kind": "parameter", "name": "page"},
+                           "replacement": "Use cursor.", "sunsetAt": "2026-08-01T00:00:00Z"});
+        let brownout = Event::Brownout {
+            id: Uuid::nil(),
+            start: at("2026-06-20T09:00:00Z"),
+            end: at("2026-06-20T10:00:00Z"),
+            ahead: false,
+        };
+        for (event, subject) in [
+            (Event::Deprecated, "v1 is deprecated: acme/ci-bot must move to v2 by 2026-07-01"),
+            (
+                Event::Reminder { threshold: 7 },
+                "Fewer than 7 days left: acme/ci-bot must move from v1 to v2 by 2026-07-01",
+            ),
+            (brownout, "A brownout of v1 on 2026-06-20 refuses acme/ci-bot's requests: move to v2 by 2026-07-01"),
+            (
+                Event::Exposed { change: "customers-sort".into() },
+                "acme/ci-bot meets change customers-sort of v2: read what to change by 2026-07-01",
+            ),
+            (
+                Event::ElementUsed { id: "page".into(), entry: entry.clone() },
+                "acme/ci-bot uses the parameter `page` of GET /api/v1/users deprecated in v1: remove it by 2026-08-01",
+            ),
+            (
+                Event::ElementReminder { id: "page".into(), entry: entry.clone(), threshold: 30 },
+                "Fewer than 30 days left: acme/ci-bot must stop using the parameter `page` of GET /api/v1/users: remove it by 2026-08-01",
+            ),
+        ] {
+            let pages = Some(("# Guide\n".to_string(), "<html><body>\n<h1>Guide</h1>\n</body></html>\n".to_string()));
+            let facts =
+                Facts { pages, ..facts(&client, &lifecycle, json!({"nextStep": "Go."}), at("2026-06-09T12:00:00Z")) };
+            let written: message::Content = serde_json::from_str(&body(&event, facts, Format::Email)).unwrap();
+            assert_eq!(written.subject, subject);
+            assert!(written.text.ends_with("\n\n# Guide\n") && !written.text.contains('*'), "{}", written.text);
+            assert!(written.html.starts_with("<html><body>\n<div "), "the event first: {}", written.html);
+            assert!(written.html.ends_with("<h1>Guide</h1>\n</body></html>\n"), "{}", written.html);
+        }
+    }
+
+    #[test]
     fn keys_differ_by_endpoint_and_sunset_and_never_collide() {
         let client = Client::new("acme", "a:b");
         let endpoint = Endpoint {

@@ -24,6 +24,7 @@ crate::scenarios![
     with a mail server:
     an_address_is_confirmed_by_a_person_then_told_with_its_guide_and_left_with_one_click,
     a_busy_relay_is_retried_and_a_refused_address_disables_its_endpoint,
+    a_tenants_address_set_by_an_admin_is_confirmed_the_same_way,
     bad_addresses_are_refused_and_nothing_is_stored,
     a_confirmation_link_lasts_seven_days_and_dies_with_its_endpoint,
     no_header_carries_what_a_client_chose;
@@ -412,4 +413,34 @@ async fn a_notice_reads_well_in_a_browser(backend: Backend) {
     assert_eq!(browser.eval("document.querySelector('a[href*=\"/notices/unsubscribe?token=\"]') !== null").await, true);
     browser.screenshot(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/email-notice.png")).await;
     assert_eq!(browser.serious_violations().await, json!([]), "axe-core's serious and critical violations");
+}
+
+async fn a_tenants_address_set_by_an_admin_is_confirmed_the_same_way(backend: Backend) {
+    let relay = Relay::start().await;
+    let clock = FixedClock::at("2026-06-09T12:00:00Z");
+    let app = mailing(&backend, &relay, &clock).await;
+    let bot = token("acme", "ci-bot");
+    calls_v1(&app, &bot).await;
+    let body = json!({"url": "mailto:platform@acme.example", "format": "email"});
+    let set = send(app.request(Method::PUT, "/admin/tenants/acme/notices").json(&body)).await;
+    set.assert_status(200);
+    assert_eq!(set.json()["confirmed"], false);
+    assert!(set.json().get("secret").is_none());
+    let confirmation = relay.wait_for(1, WITHIN).await.remove(0);
+    assert_well_formed(&confirmation, "platform@acme.example");
+    assert_eq!(confirmation.header("Subject"), "Confirm notices about acme");
+    assert!(confirmation.part("text/plain").contains("every client of the tenant acme"));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(relay.received().len(), 1, "nothing but the confirmation before a person confirms");
+    let confirm = path_of(&confirmation.link("https://tandem.example/api/migration/notices/confirm?token="));
+    send(app.client.post(app.url(&confirm))).await.assert_status(200);
+    let shown = send(app.request(Method::GET, "/admin/tenants/acme/notices")).await;
+    assert_eq!(shown.json()["confirmed"], true);
+    // Every client of the tenant is told through it.
+    let told = relay.wait_for(3, WITHIN).await;
+    let subjects: Vec<String> = told.iter().map(|m| m.header("Subject")).collect();
+    assert!(
+        subjects.contains(&"v1 is deprecated: acme/ci-bot must move to v2 by 2026-07-01".to_string()),
+        "{subjects:?}"
+    );
 }

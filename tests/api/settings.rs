@@ -717,12 +717,13 @@ async fn rate_limit(backend: Backend) {
     assert_throttled(&served).await;
 }
 
-/// At one request a second (bursts of two), the third of three quick requests is 429.
+/// At one request a second (bursts of two), one of three quick requests is 429. Sent at once:
+/// one after the other, a loaded machine (four binaries start beside this one) can take a
+/// second over them and the bucket refills.
 async fn assert_throttled(served: &Served) {
-    let mut statuses = Vec::new();
-    for _ in 0..3 {
-        statuses.push(served.get("/users").await.status);
-    }
+    let three = (0..3).map(|_| served.get("/users"));
+    let mut statuses: Vec<u16> = futures_util::future::join_all(three).await.iter().map(|r| r.status).collect();
+    statuses.sort();
     assert_eq!(statuses, [200, 200, 429]);
 }
 
