@@ -17,6 +17,7 @@ use crate::{
     http::Layers,
     registry::lifecycle::Stage,
     routing::params::Param,
+    telemetry::metric,
     wire::{
         context::RequestInfo,
         error::{ApiError, Kind},
@@ -201,65 +202,35 @@ pub async fn metrics(layers: Data<&Arc<Layers>>, workbench: Data<&Arc<Workbench>
         true => Some(if layers.idempotency.ping().await.is_ok() { 1.0 } else { 0.0 }),
         false => None,
     };
+    let open = layers.connections.open.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let limit = layers.connections.limit.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let maintenance = if layers.maintenance.active().is_some() { 1.0 } else { 0.0 };
     let mut gauges = vec![
-        ("tandem_db_pool_connections", "gauge", "Database connections open.", f64::from(pool.open)),
-        ("tandem_db_pool_idle_connections", "gauge", "Database connections idle.", f64::from(pool.idle)),
-        ("tandem_db_pool_max_connections", "gauge", "Database connections allowed.", f64::from(pool.max)),
-        ("tandem_usage_buffered_rows", "gauge", "Usage rows not yet written.", buffered.1 as f64),
-        ("tandem_activity_buffered_rows", "gauge", "Client activity rows not yet written.", buffered.0 as f64),
-        (
-            "tandem_connections_open",
-            "gauge",
-            "HTTP connections open.",
-            layers.connections.open.load(std::sync::atomic::Ordering::Relaxed) as f64,
-        ),
-        (
-            "tandem_connections_limit",
-            "gauge",
-            "HTTP connections allowed at once (TANDEM_MAX_CONNECTIONS).",
-            layers.connections.limit.load(std::sync::atomic::Ordering::Relaxed) as f64,
-        ),
-        (
-            "tandem_maintenance",
-            "gauge",
-            "1 while in maintenance mode.",
-            if layers.maintenance.active().is_some() { 1.0 } else { 0.0 },
-        ),
+        (&metric::DB_POOL_CONNECTIONS, f64::from(pool.open)),
+        (&metric::DB_POOL_IDLE_CONNECTIONS, f64::from(pool.idle)),
+        (&metric::DB_POOL_MAX_CONNECTIONS, f64::from(pool.max)),
+        (&metric::USAGE_BUFFERED_ROWS, buffered.1 as f64),
+        (&metric::ACTIVITY_BUFFERED_ROWS, buffered.0 as f64),
+        (&metric::CONNECTIONS_OPEN, open),
+        (&metric::CONNECTIONS_LIMIT, limit),
+        (&metric::MAINTENANCE, maintenance),
     ];
     if let Some(up) = redis_up {
-        gauges.push(("tandem_redis_up", "gauge", "1 when Redis answers.", up));
+        gauges.push((&metric::REDIS_UP, up));
     }
     if let Some(inserts) = workbench.store().insert_stats() {
-        let (statements, rows) = (inserts.statements as f64, inserts.rows as f64);
-        gauges.push((
-            "tandem_db_user_insert_statements_total",
-            "counter",
-            "Statements that created users.",
-            statements,
-        ));
-        gauges.push(("tandem_db_user_insert_rows_total", "counter", "Users those statements created.", rows));
+        gauges.push((&metric::DB_USER_INSERT_STATEMENTS, inserts.statements as f64));
+        gauges.push((&metric::DB_USER_INSERT_ROWS, inserts.rows as f64));
     }
     if let Some(replica) = workbench.store().replica_stats() {
-        let in_use = if replica.in_use { 1.0 } else { 0.0 };
-        gauges.push(("tandem_replica_in_use", "gauge", "1 while lists read the replica.", in_use));
+        gauges.push((&metric::REPLICA_IN_USE, if replica.in_use { 1.0 } else { 0.0 }));
         if let Some(lag) = replica.lag_seconds {
-            gauges.push(("tandem_replica_lag_seconds", "gauge", "How far the replica is behind the primary.", lag));
+            gauges.push((&metric::REPLICA_LAG, lag));
         }
-        let (reads, fallbacks) = (replica.reads as f64, replica.fallbacks as f64);
-        gauges.push(("tandem_replica_reads_total", "counter", "Lists the replica answered.", reads));
-        gauges.push((
-            "tandem_replica_fallbacks_total",
-            "counter",
-            "Lists that failed on the replica and read the primary.",
-            fallbacks,
-        ));
+        gauges.push((&metric::REPLICA_READS, replica.reads as f64));
+        gauges.push((&metric::REPLICA_FALLBACKS, replica.fallbacks as f64));
     }
-    gauges.push((
-        "tandem_spans_dropped_total",
-        "counter",
-        "Spans not exported: the queue was full, or the collector was down or too slow.",
-        crate::telemetry::export::spans_dropped() as f64,
-    ));
+    gauges.push((&metric::SPANS_DROPPED, crate::telemetry::export::spans_dropped() as f64));
     let mut text = layers.metrics.render(&gauges);
     if let Some(keys) = layers.verifier.remote() {
         text.push_str(&keys.metrics());

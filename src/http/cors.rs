@@ -90,6 +90,14 @@ fn is_origin(entry: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The lists are the headers the reference names (`wire::headers`), in its order.
+    #[test]
+    fn the_lists_are_the_documented_headers() {
+        use crate::wire::headers::{REQUEST, RESPONSE, cors_list};
+        assert_eq!(ALLOW_HEADERS, cors_list(REQUEST));
+        assert_eq!(EXPOSE_HEADERS, cors_list(RESPONSE));
+    }
+
     #[test]
     fn origins_are_scheme_host_and_port_only() {
         for good in ["https://app.example.com", "http://localhost:3000", "HTTPS://App.Example.com"] {

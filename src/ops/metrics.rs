@@ -13,6 +13,8 @@ use std::{
     time::Duration,
 };
 
+use crate::telemetry::metric::{self, Metric};
+
 /// Upper bounds of the latency histogram, in seconds.
 const BUCKETS: [f64; 12] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0];
 
@@ -174,13 +176,10 @@ impl Metrics {
         entry(&self.notices, &(kind, outcome)).fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The Prometheus text exposition, with `gauges` (name, help, value) appended.
-    pub fn render(&self, gauges: &[(&str, &str, &str, f64)]) -> String {
+    /// The Prometheus text exposition, with `gauges` (a family and its value) appended.
+    pub fn render(&self, gauges: &[(&Metric, f64)]) -> String {
         let mut out = String::new();
-        out.push_str(
-            "# HELP tandem_http_requests_total HTTP requests by version, route template, method and status.\n",
-        );
-        out.push_str("# TYPE tandem_http_requests_total counter\n");
+        metric::HTTP_REQUESTS.header(&mut out);
         let mut requests: Vec<_> = self
             .requests
             .read()
@@ -204,8 +203,7 @@ impl Metrics {
                 k.status
             );
         }
-        out.push_str("# HELP tandem_http_request_duration_seconds Request latency by version and route template.\n");
-        out.push_str("# TYPE tandem_http_request_duration_seconds histogram\n");
+        metric::HTTP_REQUEST_DURATION.header(&mut out);
         let mut durations: Vec<_> =
             self.durations.read().expect("metrics lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         durations.sort_by(|a, b| a.0.cmp(&b.0));
@@ -225,8 +223,7 @@ impl Metrics {
             let _ = writeln!(out, "tandem_http_request_duration_seconds_sum{{{labels}}} {sum}");
             let _ = writeln!(out, "tandem_http_request_duration_seconds_count{{{labels}}} {count}");
         }
-        out.push_str("# HELP tandem_deprecated_requests_total Requests served by a deprecated version, by client (tenant/subject).\n");
-        out.push_str("# TYPE tandem_deprecated_requests_total counter\n");
+        metric::DEPRECATED_REQUESTS.header(&mut out);
         // Two subjects whose hashes share 12 digits share a series.
         let mut deprecated: std::collections::BTreeMap<(u16, String), u64> = Default::default();
         for ((version, _), client) in self.deprecated.read().expect("metrics lock").iter() {
@@ -239,8 +236,7 @@ impl Metrics {
                 escape(&client)
             );
         }
-        out.push_str("# HELP tandem_deprecated_use_total Requests that used a deprecated element (an operation, parameter or field), by version and element id.\n");
-        out.push_str("# TYPE tandem_deprecated_use_total counter\n");
+        metric::DEPRECATED_USE.header(&mut out);
         let mut uses: Vec<_> = self
             .deprecated_uses
             .read()
@@ -256,8 +252,7 @@ impl Metrics {
                 escape(&id)
             );
         }
-        out.push_str("# HELP tandem_new_clients_refused_total Requests refused because the client is new to a version closed to new clients.\n");
-        out.push_str("# TYPE tandem_new_clients_refused_total counter\n");
+        metric::NEW_CLIENTS_REFUSED.header(&mut out);
         let mut refused: Vec<_> = self
             .new_clients_refused
             .read()
@@ -269,8 +264,7 @@ impl Metrics {
         for (version, n) in refused {
             let _ = writeln!(out, "tandem_new_clients_refused_total{{version=\"{version}\"}} {n}");
         }
-        out.push_str("# HELP tandem_notices_total Attempts to send notices to clients, by type and outcome.\n");
-        out.push_str("# TYPE tandem_notices_total counter\n");
+        metric::NOTICES.header(&mut out);
         let mut notices: Vec<_> = self
             .notices
             .read()
@@ -282,8 +276,8 @@ impl Metrics {
         for ((kind, outcome), n) in notices {
             let _ = writeln!(out, "tandem_notices_total{{type=\"{kind}\",outcome=\"{outcome}\"}} {n}");
         }
-        for (name, kind, help, value) in gauges {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        for (family, value) in gauges {
+            family.sample(&mut out, *value);
         }
         out
     }
@@ -311,7 +305,7 @@ mod tests {
         let (acme, bot) = client("acme", "ci-bot");
         metrics.deprecated(1, &acme, &bot);
         let bot_label = format!("acme/{}", crate::encoding::hex(&sha2::Sha256::digest(b"ci-bot")[..6]));
-        let text = metrics.render(&[("tandem_db_pool_connections", "gauge", "Open connections.", 3.0)]);
+        let text = metrics.render(&[(&metric::DB_POOL_CONNECTIONS, 3.0)]);
         assert!(
             text.contains(
                 "tandem_http_requests_total{version=\"2\",route=\"/users/{id}\",method=\"GET\",status=\"200\"} 2"

@@ -6,6 +6,7 @@
 pub mod batched;
 pub mod export;
 pub mod json_lines;
+pub mod metric;
 pub mod request_scope;
 pub mod spans;
 pub mod trace_context;

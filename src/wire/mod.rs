@@ -13,6 +13,7 @@ pub mod envelope;
 pub mod error;
 pub mod etag;
 pub mod fields;
+pub mod headers;
 pub mod json;
 pub mod keyed;
 pub mod links;

@@ -1,4 +1,5 @@
-//! Keys from the organisation's identity provider (README "Tokens from your identity provider"): a JWK Set read at start, again
+//! Keys from the organisation's identity provider (the book's operators/authentication.md): a JWK
+//! Set read at start, again
 //! on a schedule, and on demand when a token names a key the set does not hold yet.
 //!
 //! Invariants: at most one read runs at a time, and reads on demand start at most once every
@@ -17,6 +18,8 @@ use std::{
 };
 
 use jsonwebtoken::Algorithm;
+
+use crate::telemetry::metric;
 use tokio::sync::watch;
 
 pub use fetch::Location;
@@ -182,10 +185,8 @@ impl RemoteKeys {
 
     /// `tandem_jwks_refresh_total{outcome}`, `tandem_jwks_keys` and `tandem_jwks_age_seconds`.
     pub fn metrics(&self) -> String {
-        let mut out = String::from(
-            "# HELP tandem_jwks_refresh_total Reads of the identity provider's key set, by outcome.\n\
-             # TYPE tandem_jwks_refresh_total counter\n",
-        );
+        let mut out = String::new();
+        metric::JWKS_REFRESH.header(&mut out);
         for (outcome, count) in
             [("ok", &self.outcomes.ok), ("failed", &self.outcomes.failed), ("invalid", &self.outcomes.invalid)]
         {
@@ -194,16 +195,9 @@ impl RemoteKeys {
                 count.load(Ordering::Relaxed)
             ));
         }
-        let keys = self.current().map_or(0, |ring| ring.len());
-        out.push_str(&format!(
-            "# HELP tandem_jwks_keys Keys held from the key set.\n# TYPE tandem_jwks_keys gauge\ntandem_jwks_keys {keys}\n"
-        ));
+        metric::JWKS_KEYS.sample(&mut out, self.current().map_or(0, |ring| ring.len()) as f64);
         if let Some(read_at) = *self.read_at.lock().expect("read at") {
-            out.push_str(&format!(
-                "# HELP tandem_jwks_age_seconds Time since the key set was last read.\n\
-                 # TYPE tandem_jwks_age_seconds gauge\ntandem_jwks_age_seconds {:.3}\n",
-                read_at.elapsed().as_secs_f64()
-            ));
+            metric::JWKS_AGE.sample(&mut out, read_at.elapsed().as_secs_f64());
         }
         out
     }
