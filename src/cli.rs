@@ -1,9 +1,9 @@
-//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`, `config`,
-//! `sunset-check`.
+//! The `tandem` command: `serve` (default), `migrate`, `token`, `seed`, `export-openapi`,
+//! `export-reference`, `config`, `sunset-check`.
 
 use std::{path::PathBuf, process::ExitCode};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::{
     Application, Settings,
@@ -46,17 +46,28 @@ enum Command {
     },
     /// Fill the store with deterministic demo data (continuing after what the tenant has).
     Seed {
+        /// Users to add.
         #[arg(long, default_value_t = 0)]
         users: u64,
+        /// Customers to add.
         #[arg(long, default_value_t = 0)]
         customers: u64,
+        /// The tenant they belong to (1 to 63 of a-z, 0-9, -).
         #[arg(long, default_value = "default")]
         tenant: String,
     },
     /// Write each version's OpenAPI document to `versions/v<N>/openapi.json`, and the document of
     /// the routes outside the versions to `versions/operations/openapi.json`.
     ExportOpenapi {
+        /// The folder the documents go into.
         #[arg(long, default_value = "versions")]
+        dir: PathBuf,
+    },
+    /// Write the book's reference pages (settings, CLI, error codes, metrics, headers) from the
+    /// code into `docs/src/reference/`.
+    ExportReference {
+        /// The folder the pages go into.
+        #[arg(long, default_value = "docs/src/reference")]
         dir: PathBuf,
     },
     /// Print the effective settings as TOML, each with where its value came from; exit non-zero
@@ -64,9 +75,10 @@ enum Command {
     Config,
     /// Whether version N (or one element deprecated inside a version) can be turned off
     /// without breaking a client that called it (used it) within the window, from the database
-    /// the settings name: exit 0 when ready, 1 when not, 2 when it cannot tell (README
-    /// "Deciding a sunset", "Deprecating an element").
+    /// the settings name: exit 0 when ready, 1 when not, 2 when it cannot tell (the book's
+    /// "Deciding a sunset").
     SunsetCheck {
+        /// The version asked about.
         #[arg(long, required_unless_present = "deprecation", conflicts_with = "deprecation")]
         version: Option<u16>,
         /// The id of an element deprecated inside its version, in place of `--version`.
@@ -75,6 +87,7 @@ enum Command {
         /// Days looked back over, today included (1 to 90).
         #[arg(long, default_value_t = crate::workbench::readiness::DEFAULT_WINDOW)]
         window: u32,
+        /// `text` for a person, `json` for a program.
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
@@ -110,7 +123,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The OpenTelemetry SDK's own variables (README "Traces"), checked as strictly as ours.
+    // The OpenTelemetry SDK's own variables (the book's operators/traces.md), checked as strictly
+    // as ours.
     let traces = match ExportSettings::from_env(|name| std::env::var(name).ok()) {
         Ok(traces) => traces,
         Err(err) => {
@@ -118,14 +132,17 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The PostgreSQL URLs' hosts and parameters, as the store reads them (README "PostgreSQL
-    // high availability"): what it cannot honour refuses here, for `config` as for `serve`.
+    // The PostgreSQL URLs' hosts and parameters, as the store reads them (the book's
+    // operators/postgres-ha.md): what it cannot honour refuses here, for `config` as for `serve`.
     if let Err(err) = postgres_urls(&loaded.settings.database) {
         eprintln!("tandem: invalid settings: {err:#}");
         return ExitCode::from(2);
     }
     if matches!(command, Command::Config) {
         return config(&loaded);
+    }
+    if let Command::ExportReference { dir } = &command {
+        return export_reference(dir);
     }
     let settings = loaded.settings;
     let sink = if matches!(command, Command::Serve) { telemetry::Sink::Stdout } else { telemetry::Sink::Stderr };
@@ -151,6 +168,20 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `tandem export-reference`: the book's reference pages, written from the code.
+fn export_reference(dir: &std::path::Path) -> ExitCode {
+    match crate::reference::export(dir, Cli::command()) {
+        Ok(()) => {
+            eprintln!("wrote the reference pages to {}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("tandem: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `tandem config`: the settings `serve` would start with, or the error it would stop with.
 fn config(loaded: &Loaded) -> ExitCode {
     let shown = crate::app::preflight(&loaded.settings).and_then(|()| settings::show::render(loaded));
@@ -168,7 +199,7 @@ fn config(loaded: &Loaded) -> ExitCode {
 
 async fn run(command: Command, settings: Settings, traces: Option<ExportSettings>) -> anyhow::Result<()> {
     match command {
-        Command::Config => unreachable!("answered before the runtime starts"),
+        Command::Config | Command::ExportReference { .. } => unreachable!("answered before the runtime starts"),
         Command::SunsetCheck { .. } => unreachable!("answered with its own exit code"),
         Command::Serve => {
             // Handlers first: a SIGTERM that arrives while starting must stop us gracefully too.

@@ -23,6 +23,7 @@ pub mod notices;
 pub mod ops;
 pub mod public;
 pub mod redis_link;
+pub mod reference;
 pub mod registry;
 pub mod routing;
 pub mod seed;

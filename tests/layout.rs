@@ -1,4 +1,4 @@
-//! The layout rules of README "Architecture": no module outside a version's folder
+//! The layout rules of the book's inside/architecture.md: no module outside a version's folder
 //! (`src/v<N>/`) names a version, tests included (only `src/versions.rs` lists them); the
 //! transport imports no feature; `changes/` reads neither dispatch nor the registry; every
 //! import runs down the layers, and the graph of the crate's top-level modules has no circle.
@@ -85,7 +85,8 @@ fn first_segment(path: &str) -> Option<String> {
     (module && name != "self").then_some(name)
 }
 
-/// README "Architecture": the transport reaches the features only through the ports it defines
+/// the book's inside/architecture.md: the transport reaches the features only through the ports it
+/// defines
 /// (`http/clients.rs`), which they implement; it is assembled by the composition root (`app/`).
 #[test]
 fn the_transport_imports_no_feature() {
@@ -96,7 +97,8 @@ fn the_transport_imports_no_feature() {
     assert!(imported.contains("dispatch") && imported.contains("wire"), "the parser finds imports: {imported:?}");
 }
 
-/// The layers of README "Architecture", bottom first: a module imports only from its own layer
+/// The layers of the book's inside/architecture.md, bottom first: a module imports only from its
+/// own layer
 /// and those below it.
 const LAYERS: &[(&str, &[&str])] = &[
     ("foundations", &["encoding", "jobs", "routing", "core", "settings", "telemetry", "redis_link"]),
@@ -105,12 +107,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("dispatch", &["dispatch"]),
     ("transport", &["http"]),
     ("features", &["workbench", "notices", "public", "api_catalog", "deprecations", "admin"]),
-    ("composition root", &["app", "cli"]),
+    ("composition root", &["app", "cli", "reference"]),
 ];
 
 fn layer_of(module: &str) -> usize {
     LAYERS.iter().position(|(_, modules)| modules.contains(&module)).unwrap_or_else(|| {
-        panic!("src/{module} is in no layer of tests/layout.rs (README \"Architecture\" names each)")
+        panic!("src/{module} is in no layer of tests/layout.rs (the book's inside/architecture.md names each)")
     })
 }
 

@@ -1,6 +1,6 @@
 //! `[[versions.<N>.deprecations]]` in `tandem.toml`, or `TANDEM_V<N>_DEPRECATIONS` (the same
 //! list as a JSON array, with the same keys): elements of a live version deprecated one at a
-//! time (README "Deprecating an element"). Read as written here; the registry checks each
+//! time (the book's operators/elements.md). Read as written here; the registry checks each
 //! entry against the version's routes and documents at start.
 
 use serde::{Deserialize, Deserializer, Serialize};

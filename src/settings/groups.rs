@@ -193,14 +193,14 @@ impl Default for VersionSettings {
     }
 }
 
-/// Where notices to clients may go (README "Notices to clients").
+/// Where notices to clients may go (the book's clients/notices.md).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NoticeSettings {
     /// `TANDEM_NOTICES_ALLOW_HOSTS`: host names or addresses, comma-separated, that notices
     /// may reach although they are internal (and by `http`): a hook relay inside the network.
     pub notices_allow_hosts: Option<String>,
-    /// `TANDEM_SMTP_URL`: the SMTP relay e-mail notices go through (README "Notices by e-mail"):
+    /// `TANDEM_SMTP_URL`: the SMTP relay e-mail notices go through (the book's clients/email.md):
     /// `smtps://host:port`, `smtp://host:port?tls=required` (STARTTLS), or a plain
     /// `smtp://host:port` to loopback or an allow-listed host; credentials as user information.
     /// Unset = no e-mail endpoints. Shown with its password masked.

@@ -19,16 +19,19 @@ use super::{
     names::{self, PREFIX},
 };
 
+/// The names of a declaration's fields, read from the declaration itself (serde lists every field
+/// when it meets one it does not know).
+pub(super) fn fields<T: DeserializeOwned>() -> &'static [&'static str] {
+    let probe = Figment::from(Serialized::defaults(BTreeMap::from([("\u{1}", 0)])));
+    match probe.extract::<T>().map_err(|e| e.kind) {
+        Err(Kind::UnknownField(_, expected)) => expected,
+        _ => unreachable!("a group refuses an unknown name"),
+    }
+}
+
 /// Each group's name in [`Settings`] and the names of its settings, read from the group's own
 /// declaration (serde lists every field when it meets one it does not know).
-fn groups() -> &'static [(&'static str, &'static [&'static str])] {
-    fn fields<T: DeserializeOwned>() -> &'static [&'static str] {
-        let probe = Figment::from(Serialized::defaults(BTreeMap::from([("\u{1}", 0)])));
-        match probe.extract::<T>().map_err(|e| e.kind) {
-            Err(Kind::UnknownField(_, expected)) => expected,
-            _ => unreachable!("a group refuses an unknown name"),
-        }
-    }
+pub(super) fn groups() -> &'static [(&'static str, &'static [&'static str])] {
     static GROUPS: OnceLock<Vec<(&'static str, &'static [&'static str])>> = OnceLock::new();
     GROUPS.get_or_init(|| {
         vec![
@@ -225,7 +228,7 @@ fn explain(error: figment::Error, layers: &Layers) -> anyhow::Error {
 fn unknown(typed: &str, suggestion: Option<&str>) -> anyhow::Error {
     match suggestion {
         Some(known) => anyhow::anyhow!("{typed} is not a setting; did you mean {known}?"),
-        None => anyhow::anyhow!("{typed} is not a setting (the README's Settings section lists them)"),
+        None => anyhow::anyhow!("{typed} is not a setting (the book's settings reference lists them)"),
     }
 }
 

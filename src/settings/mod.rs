@@ -4,8 +4,10 @@
 
 mod deprecations;
 mod groups;
+mod help;
 mod layers;
 pub mod names;
+pub mod reference;
 pub mod show;
 
 use std::fmt;
@@ -34,7 +36,7 @@ pub struct Settings {
     pub logging: LoggingSettings,
 }
 
-/// The fewest days of usage kept: readiness's longest window (README "Deciding a sunset").
+/// The fewest days of usage kept: readiness's longest window (the book's operators/sunset.md).
 pub const MIN_USAGE_RETENTION_DAYS: u32 = 90;
 
 /// The claim roles are read from unless `TANDEM_JWT_ROLES_CLAIM` names another.

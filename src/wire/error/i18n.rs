@@ -220,3 +220,87 @@ mod tests {
         assert_eq!(rule_message(&Rule::TooLong { max: 200 }, Lang::De), "darf höchstens 200 Zeichen lang sein");
     }
 }
+
+/// One rule of each kind, with example values, for the book's reference of field codes.
+pub fn one_of_each_rule() -> Vec<Rule> {
+    vec![
+        Rule::Required,
+        Rule::Blank,
+        Rule::TooLong { max: 100 },
+        Rule::Email,
+        Rule::Min { min: 0 },
+        Rule::Max { max: 150 },
+        Rule::ExpectedString,
+        Rule::ExpectedInteger,
+        Rule::ExpectedObject,
+        Rule::UnknownField,
+        Rule::DuplicateKey,
+        Rule::ReadOnly,
+        Rule::Digits,
+        Rule::InvalidId,
+        Rule::ExpectedUuid,
+        Rule::Unique,
+        Rule::DuplicateOf { line: 2 },
+        Rule::AlreadyExists,
+        Rule::NotUtf8,
+        Rule::NulByte,
+        Rule::NoHeader,
+        Rule::OneOf("text, json".into()),
+        Rule::OtherQuery,
+        Rule::NotWithCursor,
+        Rule::HttpsRequired,
+        Rule::InternalAddress,
+        Rule::Unresolvable,
+        Rule::EmailNotConfigured,
+        Rule::Removed,
+        Rule::Invalid,
+    ]
+}
+
+#[cfg(test)]
+mod every_rule {
+    use super::*;
+
+    /// Each rule's place in [`one_of_each_rule`]; the match has no wildcard, so a rule added
+    /// later stops this compiling until it is given a place (and the list an example).
+    fn place(rule: &Rule) -> usize {
+        match rule {
+            Rule::Required => 0,
+            Rule::Blank => 1,
+            Rule::TooLong { .. } => 2,
+            Rule::Email => 3,
+            Rule::Min { .. } => 4,
+            Rule::Max { .. } => 5,
+            Rule::ExpectedString => 6,
+            Rule::ExpectedInteger => 7,
+            Rule::ExpectedObject => 8,
+            Rule::UnknownField => 9,
+            Rule::DuplicateKey => 10,
+            Rule::ReadOnly => 11,
+            Rule::Digits => 12,
+            Rule::InvalidId => 13,
+            Rule::ExpectedUuid => 14,
+            Rule::Unique => 15,
+            Rule::DuplicateOf { .. } => 16,
+            Rule::AlreadyExists => 17,
+            Rule::NotUtf8 => 18,
+            Rule::NulByte => 19,
+            Rule::NoHeader => 20,
+            Rule::OneOf(_) => 21,
+            Rule::OtherQuery => 22,
+            Rule::NotWithCursor => 23,
+            Rule::HttpsRequired => 24,
+            Rule::InternalAddress => 25,
+            Rule::Unresolvable => 26,
+            Rule::EmailNotConfigured => 27,
+            Rule::Removed => 28,
+            Rule::Invalid => 29,
+        }
+    }
+
+    #[test]
+    fn the_reference_lists_every_rule() {
+        let places: Vec<usize> = one_of_each_rule().iter().map(place).collect();
+        assert_eq!(places, (0..30).collect::<Vec<_>>());
+    }
+}
