@@ -26,8 +26,7 @@ clients are drawn; the table ends with a markdown section for bench/RESULTS.md.
 v1 from 100,000 clients of tenant `load` with wrk (bench/wrk/tokens.lua), stops the server with
 SIGTERM a second after the load, and compares what /metrics counted with what reached the tables.
 
-Every client also uses two elements of v2 deprecated inside the version (README "Deprecating an
-element"; the server is started with them declared): `page` on GET /api/v2/users on each of its
+Every client also uses two elements of v2 deprecated inside the version (the book's operators/elements.md; the server is started with them declared): `page` on GET /api/v2/users on each of its
 active days, and a share of them `/age` on POST /api/v2/users; their readiness, the operators'
 list and `sunset-check --deprecation` are timed with the version's.
 """
@@ -98,7 +97,7 @@ DASHBOARD_WAIT_S = 60        # a load not drawn by then fails (the bound is DASH
 LOAD_CLIENTS, LOAD_SECONDS, LOAD_TENANT = 100_000, 20, "load"
 # The bounds: milliseconds, MB, % of one core.
 GUIDE_MS, PAGE_MS, READINESS_MS, SUNSET_CHECK_MS, DASHBOARD_MS = 50, 1000, 2000, 5000, 3000
-VERDICT_MS = 1000            # the dashboard's verdict, from the log-in (README "The dashboard")
+VERDICT_MS = 1000            # the dashboard's verdict, from the log-in (the book's operators/dashboard.md)
 DEPRECATIONS_MS, CSV_LINES_PER_S = 1000, 50_000
 CSV_RATE_FROM = 1_000_000     # lines: below, the CSV's rate is reported, not bound
 # The two elements of v2 the generator's clients use (bench/scale/generate.sql, step elements).
@@ -368,7 +367,7 @@ def b64(data):
 
 
 def token(sub, tenant=None, roles=(), hours=2):
-    """An HS256 JWT signed with SECRET, as the service checks it (README "Authentication and tenants")."""
+    """An HS256 JWT signed with SECRET, as the service checks it (the book's operators/authentication.md)."""
     claims = {"sub": sub, "exp": int(time.time()) + hours * 3600, "roles": list(roles)}
     if tenant:
         claims["tenant"] = tenant
@@ -528,8 +527,8 @@ def admin_reads(results, server, admin, csv_repeats=3):
           admin, server=server)
     timed(results, "GET /admin/migration?version=1&tenant=tenant-07", "/admin/migration?version=1&tenant=tenant-07",
           admin, server=server)
-    # The dashboard's views (README "The dashboard"): its other orders and numbered pages deep in
-    # them (bounded), and its search (reported: a substring of tenant or subject reads every
+    # The dashboard's views (the book's operators/dashboard.md): its other orders and numbered pages
+    # deep in them (bounded), and its search (reported: a substring of tenant or subject reads every
     # client's key).
     for view in ("sort=requests", "sort=last-seen", "sort=last-seen&page=90", "page=190&limit=50"):
         timed(results, f"GET /admin/migration?version=1&{view}", f"/admin/migration?version=1&{view}", admin,

@@ -6,7 +6,7 @@
 --
 -- The plan: `clients` holds each client's traits, `days` its requests per active day and
 -- operation; every table is summed from those, so the tables agree with each other as the
--- service's own writes make them agree (README "The migration workbench", 0010_scale.sql).
+-- service's own writes make them agree (the book's operators/workbench.md, 0010_scale.sql).
 
 -- step: setup
 DROP SCHEMA IF EXISTS bench_scale CASCADE;

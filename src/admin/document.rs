@@ -112,7 +112,7 @@ fn record(version: u16, successor: u16) -> Value {
     object(properties, &required)
 }
 
-/// A record as operators see it: with how the client is told (README "Notices to clients").
+/// A record as operators see it: with how the client is told (the book's clients/notices.md).
 fn told(record: Value) -> Value {
     let last = object(
         json!({"type": string(), "status": {"type": "string", "enum": ["pending", "delivered", "failed"]}, "createdAt": time()}),
@@ -150,7 +150,7 @@ fn element_named() -> Value {
     )
 }
 
-/// The deprecated elements a client used within 90 days (README "Deprecating an element").
+/// The deprecated elements a client used within 90 days (the book's operators/elements.md).
 fn elements_used() -> Value {
     let named = element_named();
     let used = object(
@@ -323,8 +323,8 @@ pub fn get_admin_deprecations_id_readiness(_: &Context) -> Value {
     )
 }
 
-/// A readiness question's operation (README "Deciding a sunset"): of what `of` names (its key in
-/// the answer, its path parameter, its schema), the blocking clients as `client` describes them.
+/// A readiness question's operation (the book's operators/sunset.md): of what `of` names (its key
+/// in the answer, its path parameter, its schema), the blocking clients as `client` describes them.
 fn readiness(summary: &str, of: (&str, Value, Value), client: Value, not_found: &str) -> Value {
     let (key, parameter, schema) = of;
     let day = object(

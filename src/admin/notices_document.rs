@@ -1,4 +1,4 @@
-//! The operations document's entries for notices to clients (README "Notices to clients").
+//! The operations document's entries for notices to clients (the book's clients/notices.md).
 
 use serde_json::{Value, json};
 

@@ -30,7 +30,8 @@ impl ClaimMap {
         let roles = match find(claims, &self.roles) {
             None | Some(Value::Null) => Vec::new(),
             // A configured claim may be a space-separated string (`scope`, `scp`); the default
-            // `roles` claim is an array of strings (README "Authentication and tenants"), as it always was.
+            // `roles` claim is an array of strings (the book's operators/authentication.md), as it
+            // always was.
             Some(Value::String(spaced)) if self.roles != DEFAULT_ROLES_CLAIM => {
                 spaced.split_whitespace().map(str::to_string).collect()
             }

@@ -23,7 +23,7 @@ use crate::{
     wire::error::{ApiError, render::BodyStyle},
 };
 
-/// What kind of break a change is, as README "The migration workbench" names them.
+/// What kind of break a change is, as the book's operators/workbench.md names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {

@@ -37,10 +37,10 @@ impl<'a> OlderRequest<'a> {
         Self { operation, query, headers, body, body_changed: false, policy, strictest: None, details: Vec::new() }
     }
 
-    /// Notes what in the request met the change: a parameter (`sortBy=name`, with its value
-    /// only when the API defines the values), a body field's pointer (`/role`), a missing field
-    /// (`/age missing`), a header's name. Never a value the client chose freely: the migration
-    /// workbench keeps these per client (README "Your migration guide").
+    /// Notes what in the request met the change: a parameter (`sortBy=name`, with its value only
+    /// when the API defines the values), a body field's pointer (`/role`), a missing field (`/age
+    /// missing`), a header's name. Never a value the client chose freely: the migration workbench
+    /// keeps these per client (the book's clients/guide.md).
     pub fn met_by(&mut self, detail: impl Into<String>) {
         self.details.push(detail.into());
     }

@@ -32,7 +32,7 @@ use crate::{
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Exposures(pub Vec<Met>);
 
-/// One change a request met, and what in the request met it (README "Your migration guide").
+/// One change a request met, and what in the request met it (the book's clients/guide.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Met {
     pub change: &'static str,

@@ -1,6 +1,6 @@
-//! Where a client's owners are told, as a URL read once (README "Notices to clients"): parsed
-//! as WHATWG URL parsing (a browser) reads it, and from then on the one value that is checked,
-//! stored, shown and dialled is its serialization, never the text as it was typed.
+//! Where a client's owners are told, as a URL read once (the book's clients/notices.md): parsed as
+//! WHATWG URL parsing (a browser) reads it, and from then on the one value that is checked, stored,
+//! shown and dialled is its serialization, never the text as it was typed.
 
 use url::{Host, Url};
 

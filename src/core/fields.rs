@@ -60,13 +60,13 @@ pub enum Rule {
     OtherQuery,
     /// Cannot be combined with `cursor`.
     NotWithCursor,
-    /// A notice URL that is not `https` (README "Notices to clients").
+    /// A notice URL that is not `https` (the book's clients/notices.md).
     HttpsRequired,
     /// A notice URL whose host is, or resolves to, an address notices may not reach.
     InternalAddress,
     /// A notice URL whose host resolves to no address.
     Unresolvable,
-    /// An e-mail endpoint, while no SMTP relay is set (README "Notices by e-mail").
+    /// An e-mail endpoint, while no SMTP relay is set (the book's clients/email.md).
     EmailNotConfigured,
     /// Deprecated inside its version and removed at its sunset.
     Removed,

@@ -1,7 +1,7 @@
-//! The one address an e-mail endpoint names (README "Notices by e-mail"): an RFC 5321 mailbox
-//! as people write it, `local@domain`, and nothing a header could be made of. Refused: a
-//! display name (`Ops <ops@acme.example>`), more than one address, a quoted local part, an
-//! address literal (`ops@[10.0.0.1]`), a control character, and more than 254 characters.
+//! The one address an e-mail endpoint names (the book's clients/email.md): an RFC 5321 mailbox as
+//! people write it, `local@domain`, and nothing a header could be made of. Refused: a display name
+//! (`Ops <ops@acme.example>`), more than one address, a quoted local part, an address literal
+//! (`ops@[10.0.0.1]`), a control character, and more than 254 characters.
 
 /// The longest address taken (RFC 5321's path of 256 less its angle brackets).
 pub const MAX_CHARS: usize = 254;

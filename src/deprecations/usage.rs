@@ -1,5 +1,5 @@
-//! `GET /admin/deprecations` (admin): every declared element as the catalogue shows it, with
-//! who still uses it (README "Deprecating an element"). The counting is the workbench's.
+//! `GET /admin/deprecations` (admin): every declared element as the catalogue shows it, with who
+//! still uses it (the book's operators/elements.md). The counting is the workbench's.
 
 use std::sync::Arc;
 

@@ -39,8 +39,8 @@ pub struct CountedRequest<'a> {
     /// `None`: not answered (refused as a newcomer), nothing counted.
     pub counted_as: Option<CountedAs>,
     pub exposures: &'a [Met],
-    /// The ids of the deprecated elements of its version it used (README "Deprecating an
-    /// element"); most requests use none.
+    /// The ids of the deprecated elements of its version it used (the book's
+    /// operators/elements.md); most requests use none.
     pub elements: &'a [Arc<str>],
     pub at: DateTime<Utc>,
 }

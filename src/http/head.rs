@@ -1,5 +1,5 @@
-//! A request's head counted as it is read (README "Errors"): its request line, each header
-//! field line, all of them together, and their number. Past a limit the connection's guard
+//! A request's head counted as it is read (the book's clients/errors.md): its request line, each
+//! header field line, all of them together, and their number. Past a limit the connection's guard
 //! answers the request itself (414 or 431) before the head is buffered whole, let alone parsed.
 
 /// How large a request's head may be.

@@ -1,9 +1,10 @@
-//! The answer to a request whose head is too large to read (README "Errors", 414 and 431): the
-//! connection's guard ([`super::guard`]) writes it itself, before hyper has parsed (or buffered) the head, so
-//! it is built here whole: 414 for a request line past the URI limit, 431 for a header field
-//! past 16 KB or all of them past `TANDEM_MAX_HEADER_BYTES`, in the body of the version the
-//! path names (v1's for v1 and legacy paths, RFC 9457 elsewhere), with the headers every answer
-//! carries (a deprecated version's lifecycle headers included) and `Connection: close`. Headers are never read for it: they are what is too large.
+//! The answer to a request whose head is too large to read (the book's clients/errors.md, 414 and
+//! 431): the connection's guard ([`super::guard`]) writes it itself, before hyper has parsed (or
+//! buffered) the head, so it is built here whole: 414 for a request line past the URI limit, 431
+//! for a header field past 16 KB or all of them past `TANDEM_MAX_HEADER_BYTES`, in the body of the
+//! version the path names (v1's for v1 and legacy paths, RFC 9457 elsewhere), with the headers
+//! every answer carries (a deprecated version's lifecycle headers included) and `Connection:
+//! close`. Headers are never read for it: they are what is too large.
 
 use std::{fmt::Write, sync::Arc};
 

@@ -1,8 +1,8 @@
-//! Where a notice may go (README "Notices to clients"): only a public address, unless the
+//! Where a notice may go (the book's clients/notices.md): only a public address, unless the
 //! operator allow-lists its host (`TANDEM_NOTICES_ALLOW_HOSTS`). A URL is checked when it is
-//! registered (its host resolved, every address checked), and the address each notice is sent
-//! to is checked again as it is dialled: the resolver that connects is the one that checks, so a
-//! name that resolves elsewhere later (DNS rebinding) reaches nothing it may not.
+//! registered (its host resolved, every address checked), and the address each notice is sent to is
+//! checked again as it is dialled: the resolver that connects is the one that checks, so a name
+//! that resolves elsewhere later (DNS rebinding) reaches nothing it may not.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 

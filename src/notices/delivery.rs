@@ -1,9 +1,9 @@
-//! Sending the outbox (README "Notices to clients"): each instance leases the notices due (on
-//! PostgreSQL with `FOR UPDATE SKIP LOCKED`, so each is taken by one instance), sends each
-//! signed, and records the attempt. A 2xx within the timeout delivers it; anything else is
-//! tried again on the schedule below (with jitter; a longer `Retry-After` is honoured), then
-//! the notice is `failed`. A 410 disables the endpoint. An instance that stops mid-attempt
-//! leaves its lease to run out: the notice is sent again, with the same `webhook-id`.
+//! Sending the outbox (the book's clients/notices.md): each instance leases the notices due (on
+//! PostgreSQL with `FOR UPDATE SKIP LOCKED`, so each is taken by one instance), sends each signed,
+//! and records the attempt. A 2xx within the timeout delivers it; anything else is tried again on
+//! the schedule below (with jitter; a longer `Retry-After` is honoured), then the notice is
+//! `failed`. A 410 disables the endpoint. An instance that stops mid-attempt leaves its lease to
+//! run out: the notice is sent again, with the same `webhook-id`.
 
 use std::{sync::Arc, time::Duration};
 

@@ -1,8 +1,8 @@
-//! Finding what each client's owners are to be told (README "Notices to clients"), and writing
-//! it to the outbox before anything is sent. Every instance scans in turn the endpoints set, a
-//! bounded number each round; each event's notice is named by its key and written once,
-//! whichever instance sees it first. Told are the clients a deprecated version answered
-//! within the last 30 days whose status is not `done`.
+//! Finding what each client's owners are to be told (the book's clients/notices.md), and writing it
+//! to the outbox before anything is sent. Every instance scans in turn the endpoints set, a bounded
+//! number each round; each event's notice is named by its key and written once, whichever instance
+//! sees it first. Told are the clients a deprecated version answered within the last 30 days whose
+//! status is not `done`.
 
 use std::{
     collections::{HashMap, HashSet},

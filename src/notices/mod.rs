@@ -1,4 +1,4 @@
-//! Notices to clients (README "Notices to clients"): the owners of each client still calling a
+//! Notices to clients (the book's clients/notices.md): the owners of each client still calling a
 //! deprecated version are told at every milestone, each notice carrying the client's own guide.
 //!
 //! - `address`: where a notice may go (SSRF defence at registration and at connect time);

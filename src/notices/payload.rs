@@ -1,7 +1,7 @@
-//! What a notice says (README "Notices to clients"): each event, the key that makes it once per
-//! client and endpoint, and its body, as Standard Webhooks JSON carrying the client's own guide
-//! (at most [`MAX_BODY`] bytes, the guide's least-called routes cut to fit) or as a few lines
-//! of Slack text.
+//! What a notice says (the book's clients/notices.md): each event, the key that makes it once per
+//! client and endpoint, and its body, as Standard Webhooks JSON carrying the client's own guide (at
+//! most [`MAX_BODY`] bytes, the guide's least-called routes cut to fit) or as a few lines of Slack
+//! text.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
@@ -32,8 +32,8 @@ pub enum Event {
     Brownout { id: Uuid, start: DateTime<Utc>, end: DateTime<Utc>, ahead: bool },
     /// The client's requests met this change of the successor.
     Exposed { change: String },
-    /// The client's requests used an element deprecated inside its version (README "Deprecating
-    /// an element"); `entry` is its catalogue entry.
+    /// The client's requests used an element deprecated inside its version (the book's
+    /// operators/elements.md); `entry` is its catalogue entry.
     ElementUsed { id: String, entry: Value },
     /// Fewer than `threshold` days remain before the element's sunset.
     ElementReminder { id: String, entry: Value, threshold: i64 },

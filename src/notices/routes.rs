@@ -1,7 +1,7 @@
-//! The notices' HTTP routes (README "Notices to clients"): where a client's owners are told
+//! The notices' HTTP routes (the book's clients/notices.md): where a client's owners are told
 //! (`/api/migration/notices`, its own; `/admin/tenants/<tenant>/notices`, a tenant's), what was
-//! sent (`/api/migration/notices/deliveries`, `/admin/notices`), and a client's acknowledgement
-//! of a sunset date (`/api/migration/acknowledgement`).
+//! sent (`/api/migration/notices/deliveries`, `/admin/notices`), and a client's acknowledgement of
+//! a sunset date (`/api/migration/acknowledgement`).
 
 use std::sync::Arc;
 

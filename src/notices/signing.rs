@@ -1,4 +1,4 @@
-//! Standard Webhooks signatures (README "Notices to clients"): an endpoint's secret is `whsec_`
+//! Standard Webhooks signatures (the book's clients/notices.md): an endpoint's secret is `whsec_`
 //! and the base64 of 32 random bytes; a notice is signed with HMAC-SHA256 over
 //! `{id}.{timestamp}.{body}`, sent as `v1,` and the base64 of the MAC.
 

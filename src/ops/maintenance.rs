@@ -17,8 +17,8 @@ use crate::{
     jobs::{Job, Work},
 };
 
-/// How often each instance reads the shared state: a change reaches every instance within
-/// 2 s (README "Running a fleet"), one poll plus the query.
+/// How often each instance reads the shared state: a change reaches every instance within 2 s (the
+/// book's operators/fleet.md), one poll plus the query.
 pub const POLL: Duration = Duration::from_secs(1);
 
 pub struct Maintenance {

@@ -1,8 +1,8 @@
-//! Elements of a live version deprecated one at a time (an operation, a query parameter, a
-//! request body field, a response field: README "Deprecating an element"), as declared in the
-//! settings and checked at start against the version's served document: an entry that names
-//! what the version does not have, repeats an id, or has a bad date refuses to start, naming
-//! the entry and the reason.
+//! Elements of a live version deprecated one at a time (an operation, a query parameter, a request
+//! body field, a response field: the book's operators/elements.md), as declared in the settings and
+//! checked at start against the version's served document: an entry that names what the version
+//! does not have, repeats an id, or has a bad date refuses to start, naming the entry and the
+//! reason.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;

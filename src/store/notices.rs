@@ -344,8 +344,8 @@ impl<S: RowStore> NoticeStore for S {
     }
 }
 
-/// What a sunset acknowledgement is of: a version's, or an element's (README "Deprecating an
-/// element"): each has its table, keyed by it and the client.
+/// What a sunset acknowledgement is of: a version's, or an element's (the book's
+/// operators/elements.md): each has its table, keyed by it and the client.
 #[derive(Clone, Copy)]
 enum Accepted {
     Version,

@@ -1,6 +1,6 @@
-//! Every sqlx statement under its own span (README "Traces"): call sites pass `traced(executor)`
-//! where they passed the executor, and the statement's template becomes a child span of the
-//! request. With export off the wrapper hands the call straight to the executor.
+//! Every sqlx statement under its own span (the book's operators/traces.md): call sites pass
+//! `traced(executor)` where they passed the executor, and the statement's template becomes a child
+//! span of the request. With export off the wrapper hands the call straight to the executor.
 
 use std::{
     fmt,

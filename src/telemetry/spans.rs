@@ -1,7 +1,7 @@
-//! A span as the request's path records it: its ids, its times and what it was, as plain
-//! values. Its name and attributes are derived from that when the export task encodes it, off
-//! the request path (README "Traces"; `bench/RESULTS.md`, "Traces", for why the SDK's own spans are
-//! not built per request).
+//! A span as the request's path records it: its ids, its times and what it was, as plain values.
+//! Its name and attributes are derived from that when the export task encodes it, off the request
+//! path (the book's operators/traces.md; `bench/RESULTS.md`, "Traces", for why the SDK's own spans
+//! are not built per request).
 //!
 //! Invariant: no attribute holds a value a client sent, other than the method, route template,
 //! host and user agent: statements are templates (values travel as parameters), Redis spans

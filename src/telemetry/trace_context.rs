@@ -1,5 +1,6 @@
-//! W3C Trace Context (README "Traces"): the `traceparent` a request arrives with, parsed strictly.
-//! An invalid header is ignored and the request starts a new trace, as the standard says.
+//! W3C Trace Context (the book's operators/traces.md): the `traceparent` a request arrives with,
+//! parsed strictly. An invalid header is ignored and the request starts a new trace, as the
+//! standard says.
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
 use poem::http::{HeaderMap, HeaderName};

@@ -1,6 +1,6 @@
-//! The spans Tandem exports (README "Traces"): one per request, and under it one per database
-//! statement, Redis command and uncached token verification. With export off every helper here
-//! is one load and one branch; with it on, a child is recorded only under a sampled request.
+//! The spans Tandem exports (the book's operators/traces.md): one per request, and under it one per
+//! database statement, Redis command and uncached token verification. With export off every helper
+//! here is one load and one branch; with it on, a child is recorded only under a sampled request.
 //!
 //! A request's spans are plain records (`spans`) gathered on the request and handed to the
 //! export task together when it is answered. A child finds its request through the request's

@@ -28,8 +28,8 @@ pub fn service() -> OpenApiService<(users::UsersApi, customers::CustomersApi), (
 pub fn over(v2: &Version) -> Version {
     let version = Version::older_declared(1, CHANGES, v2, service).expect("v1's declarations match v2's");
     Version {
-        // The paths of the API before versions, as v1 serves them. A newer version serves
-        // them too, moved by the changes between (README "Which version answers").
+        // The paths of the API before versions, as v1 serves them. A newer version serves them too,
+        // moved by the changes between (the book's clients/versions.md).
         legacy_paths: &[
             ("/users", "/users"),
             ("/api/customers", "/customers"),

@@ -18,8 +18,7 @@ use crate::{auth::Caller, core::services::Services, core::storage::Client, telem
 
 // A constant name: one given as a string is parsed and hashed again on every use.
 pub const CORRELATION_HEADER: HeaderName = HeaderName::from_static("x-correlation-id");
-/// `true`: answer as the real request would, and keep nothing (README "Testing your migration
-/// with dry runs").
+/// `true`: answer as the real request would, and keep nothing (the book's clients/dry-runs.md).
 pub const DRY_RUN_HEADER: HeaderName = HeaderName::from_static("x-api-dry-run");
 
 /// What a request's `X-API-Dry-Run` asks for.

@@ -1,6 +1,6 @@
-//! Deprecated elements as the workbench answers for them (README "Deprecating an element"):
-//! those one client used within 90 days, and every declared element's clients and requests
-//! within 30 days, each from one snapshot with this instance's counts not yet written added.
+//! Deprecated elements as the workbench answers for them (the book's operators/elements.md): those
+//! one client used within 90 days, and every declared element's clients and requests within 30
+//! days, each from one snapshot with this instance's counts not yet written added.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
-//! A client's migration guide as data (README "Your migration guide"): its routes, what to
-//! change on each, what to read differently, and the next step for its status, from the
-//! client's own record. The routes render it (JSON, markdown, HTML); every notice carries it.
+//! A client's migration guide as data (the book's clients/guide.md): its routes, what to change on
+//! each, what to read differently, and the next step for its status, from the client's own record.
+//! The routes render it (JSON, markdown, HTML); every notice carries it.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
-//! The workbench's jobs beside requests: the usage flush (its last one, at shutdown, writes
-//! every count left: README "At an API's scale"), the steering refresh (pins and brownouts
-//! operators set through any instance) and retention (usage past its days removed). Each holds
-//! the workbench and only what else it reads.
+//! The workbench's jobs beside requests: the usage flush (its last one, at shutdown, writes every
+//! count left: the book's operators/scale.md), the steering refresh (pins and brownouts operators
+//! set through any instance) and retention (usage past its days removed). Each holds the workbench
+//! and only what else it reads.
 
 use std::{sync::Arc, time::Duration};
 

@@ -1,5 +1,6 @@
-//! The migration workbench (README "The migration workbench", "Deciding a sunset", "At an API's
-//! scale"): everything that counts what each client does on each version and answers for it.
+//! The migration workbench (the book's operators/workbench.md, operators/sunset.md,
+//! operators/scale.md): everything that counts what each client does on each version and answers
+//! for it.
 //!
 //! - `counting`: what a request counts, kept per client in memory, written in batches that each
 //!   instance writes once, cancellation-safe;

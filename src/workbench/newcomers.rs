@@ -1,9 +1,8 @@
-//! Who may still start using a deprecated version (README "Deciding a sunset"): with
-//! `TANDEM_V<N>_NEW_CLIENTS=refuse`, only the clients the version answered before its
-//! deprecation instant. Decided per client, the first time this instance sees it: by this
-//! instance's own counts not yet written, else by one indexed read of the client's row. The
-//! answer is kept in a bounded cache, so an instance's memory and idle work do not grow with
-//! the number of clients.
+//! Who may still start using a deprecated version (the book's operators/sunset.md): with
+//! `TANDEM_V<N>_NEW_CLIENTS=refuse`, only the clients the version answered before its deprecation
+//! instant. Decided per client, the first time this instance sees it: by this instance's own counts
+//! not yet written, else by one indexed read of the client's row. The answer is kept in a bounded
+//! cache, so an instance's memory and idle work do not grow with the number of clients.
 //!
 //! A client from before the deprecation stays one (its first request can only move earlier):
 //! kept until evicted. A newcomer is asked about again after [`RECHECK`]: another instance

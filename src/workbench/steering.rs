@@ -1,5 +1,5 @@
-//! Steering the migration (README "The migration workbench"): tenants' pinned default
-//! versions, targeted brownouts, and the audit trail of every change made through `/admin/…`.
+//! Steering the migration (the book's operators/workbench.md): tenants' pinned default versions,
+//! targeted brownouts, and the audit trail of every change made through `/admin/…`.
 
 use chrono::{DateTime, Utc};
 use serde_json::json;

@@ -91,7 +91,7 @@ pub(crate) fn requests(record: &Value) -> u64 {
     record["routes"].as_array().unwrap().iter().map(|r| r["requests"].as_u64().unwrap()).sum()
 }
 
-/// A record's place in the at-risk order, as README "The migration workbench" states it.
+/// A record's place in the at-risk order, as the book's operators/workbench.md states it.
 fn place(record: &Value) -> (u8, std::cmp::Reverse<u64>, String, String) {
     let met = record["routes"].as_array().unwrap().iter().any(|r| !r["exposures"].as_array().unwrap().is_empty());
     let risk = if met { 0 } else { 2 } + u8::from(!record["lastRehearsal"].is_null());

@@ -1,8 +1,8 @@
-//! What a careful client found (README "Errors" and "Notices to clients"): no answer follows an
-//! early refusal unless a request asked for it; every error of the migration routes is a problem
-//! with its code; a notice endpoint is stored as it was checked; every admin change is audited;
-//! a deprecated version's headers are on every one of its answers; one `daysLeft` everywhere;
-//! a failed notice's first retry comes 5 s later.
+//! What a careful client found (the book's clients/errors.md, clients/notices.md): no answer
+//! follows an early refusal unless a request asked for it; every error of the migration routes is a
+//! problem with its code; a notice endpoint is stored as it was checked; every admin change is
+//! audited; a deprecated version's headers are on every one of its answers; one `daysLeft`
+//! everywhere; a failed notice's first retry comes 5 s later.
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
-//! Dry runs (README "Testing your migration with dry runs"): `X-API-Dry-Run: true` answers as
-//! the real request would and keeps nothing: no record, no key, no usage, no import report.
-//! Every write of both versions is tried dry and then for real from the same state, and what
-//! the store holds is read from outside before and after the dry run.
+//! Dry runs (the book's clients/dry-runs.md): `X-API-Dry-Run: true` answers as the real request
+//! would and keeps nothing: no record, no key, no usage, no import report. Every write of both
+//! versions is tried dry and then for real from the same state, and what the store holds is read
+//! from outside before and after the dry run.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Deprecation below the version (README "Deprecating an element"): elements of a live version
+//! Deprecation below the version (the book's operators/elements.md): elements of a live version
 //! declared deprecated are announced in the version's document, its catalogue and its page.
 
 use serde_json::{Value, json};

@@ -1,9 +1,9 @@
-//! Notices by e-mail (README "Notices by e-mail"), against a real SMTP server on loopback
+//! Notices by e-mail (the book's clients/email.md), against a real SMTP server on loopback
 //! (aiosmtpd), each message it received parsed as a mail reader parses it: an address is set,
 //! confirmed by a person's click on a page (a GET confirms nothing), told at each milestone with
-//! its guide in text and HTML, and left with one click; 451 is retried and 550 fails the notice
-//! and disables the endpoint; bad addresses are refused with nothing stored; no header carries
-//! what a client chose.
+//! its guide in text and HTML, and left with one click; 451 is retried and 550 fails the notice and
+//! disables the endpoint; bad addresses are refused with nothing stored; no header carries what a
+//! client chose.
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
-//! Each client's migration guide (README "Your migration guide"), written from its own traffic:
-//! what met each change, what to send instead, what to read differently and what to do next,
-//! as JSON, markdown and HTML, with no value the client chose anywhere, the same from every
-//! instance.
+//! Each client's migration guide (the book's clients/guide.md), written from its own traffic: what
+//! met each change, what to send instead, what to read differently and what to do next, as JSON,
+//! markdown and HTML, with no value the client chose anywhere, the same from every instance.
 
 use reqwest::Method;
 use serde_json::{Value, json};

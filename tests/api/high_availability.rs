@@ -1,4 +1,4 @@
-//! PostgreSQL high availability as an operator meets it (README "Running a fleet"): a primary
+//! PostgreSQL high availability as an operator meets it (the book's operators/fleet.md): a primary
 //! that turned read-only is 503 and recovers by itself, a multi-host URL starts and follows the
 //! writable host, a URL parameter the service cannot honour refuses to start, and Kubernetes'
 //! service-link variables never do. Through the built binary.

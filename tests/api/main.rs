@@ -2,6 +2,7 @@
 
 mod at_scale;
 mod auth;
+mod book;
 mod careful_client;
 mod concurrent_creates;
 mod connections;
@@ -88,5 +89,6 @@ fn main() {
         notices::scenarios(),
         sunset::scenarios(),
         traces::scenarios(),
+        book::scenarios(),
     ]);
 }

@@ -1,9 +1,9 @@
-//! Notices to clients (README "Notices to clients"): a client's owners subscribe an endpoint
-//! and are told, signed and once, at every milestone of its version's retirement, each notice
-//! with its own guide; retries keep their id, a 410 disables the endpoint, a restart or a
-//! second instance loses and doubles nothing, and no notice ever reaches an internal address.
-//! Receivers listen on loopback, allow-listed with `TANDEM_NOTICES_ALLOW_HOSTS`; signatures are
-//! verified with the Standard Webhooks reference implementation.
+//! Notices to clients (the book's clients/notices.md): a client's owners subscribe an endpoint and
+//! are told, signed and once, at every milestone of its version's retirement, each notice with its
+//! own guide; retries keep their id, a 410 disables the endpoint, a restart or a second instance
+//! loses and doubles nothing, and no notice ever reaches an internal address. Receivers listen on
+//! loopback, allow-listed with `TANDEM_NOTICES_ALLOW_HOSTS`; signatures are verified with the
+//! Standard Webhooks reference implementation.
 
 use std::time::Duration;
 
@@ -603,8 +603,8 @@ async fn an_acknowledgement_shows_in_readiness_and_is_voided_when_the_sunset_mov
     }
     let stale = ack(&bot, json!({"version": 1, "sunsetAt": "2098-01-01T00:00:00Z"})).await;
     stale.assert_status(409);
-    // The migration routes belong to no version: a problem whose type names its code, with the
-    // date to acknowledge instead (README "Errors").
+    // The migration routes belong to no version: a problem whose type names its code, with the date
+    // to acknowledge instead (the book's clients/errors.md).
     assert_eq!(stale.header("content-type"), Some("application/problem+json"));
     assert_eq!(
         (stale.json()["type"].clone(), stale.json()["sunsetAt"].clone()),

@@ -1,6 +1,6 @@
-//! Settings as an operator sets them (CONTRACT §11): every variable in the README's table, set in
-//! the environment of the built binary, changes what a client sees; `tandem.toml` reads the same;
-//! a name the service does not know refuses to start; secrets come from files.
+//! Settings as an operator sets them (CONTRACT §11): every variable in the book's settings
+//! reference, set in the environment of the built binary, changes what a client sees; `tandem.toml`
+//! reads the same; a name the service does not know refuses to start; secrets come from files.
 
 use std::{future::Future, pin::Pin, time::Duration};
 
@@ -20,7 +20,7 @@ use crate::{
 
 crate::scenarios![
     every_setting_takes_effect_from_the_environment,
-    every_variable_in_the_readme_has_a_row,
+    every_variable_in_the_reference_has_a_row,
     the_settings_file_reads_as_the_environment_does,
     an_unknown_name_refuses_to_start_with_the_closest,
     secret_files_refuse_to_start_when_they_cannot_be_read,
@@ -129,11 +129,12 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default()
 }
 
-/// The README's Settings table is what operators read: each variable it names has a row above,
-/// so a setting added later without its test fails here.
-async fn every_variable_in_the_readme_has_a_row(_: Backend) {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme.split("\n## Settings").nth(1).expect("a Settings section").split("\n## ").next().unwrap();
+/// The book's settings reference (written from the declarations by `tandem export-reference`)
+/// is what operators read: each variable it names has a row above, so a setting added later
+/// without its test fails here.
+async fn every_variable_in_the_reference_has_a_row(_: Backend) {
+    let page = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/reference/settings.md");
+    let section = std::fs::read_to_string(page).unwrap();
     let mut named: Vec<String> = section
         .lines()
         .filter(|line| line.starts_with("| `TANDEM_"))
@@ -142,12 +143,12 @@ async fn every_variable_in_the_readme_has_a_row(_: Backend) {
         .collect();
     named.sort();
     named.dedup();
-    assert!(named.len() >= 30, "the README's table lists {} variables: {named:?}", named.len());
+    assert!(named.len() >= 30, "the reference lists {} variables: {named:?}", named.len());
     let covered: Vec<&str> = rows().iter().map(|r| r.variable).collect();
     let missing: Vec<&String> = named.iter().filter(|n| !covered.contains(&n.as_str())).collect();
-    assert!(missing.is_empty(), "README variables without a row in tests/api/settings.rs: {missing:?}");
+    assert!(missing.is_empty(), "variables of the reference without a row in tests/api/settings.rs: {missing:?}");
     let undocumented: Vec<&&str> = covered.iter().filter(|c| !named.iter().any(|n| n == *c)).collect();
-    assert!(undocumented.is_empty(), "rows for variables the README does not list: {undocumented:?}");
+    assert!(undocumented.is_empty(), "rows for variables the reference does not list: {undocumented:?}");
 }
 
 /// The backticked `TANDEM_…` names in one table cell.
@@ -490,9 +491,9 @@ async fn deprecations(backend: Backend) {
         message.contains("TANDEM_V1_DEPRECATIONS ([[versions.1.deprecations]]) `v1-offset-paging`: \"pages\" is not a query parameter of GET /api/v1/users"),
         "{message}"
     );
-    // The README's example is a file `tandem config` reads as written.
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme.split("### Deprecating an element").nth(1).expect("the README's section");
+    // The book's example is a file `tandem config` reads as written.
+    let page = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/operators/elements.md");
+    let section = std::fs::read_to_string(page).unwrap();
     let example = section.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).expect("its example");
     std::fs::write(dir.path().join("tandem.toml"), example).unwrap();
     let output = binary::run(dir.path(), &["config"], &[]);
@@ -526,7 +527,8 @@ async fn usage_retention_days(backend: Backend) {
                 .await
                 .unwrap();
             sqlx::query("INSERT INTO usage_days VALUES (1, $1, 3)").bind(d).execute(&pool).await.unwrap();
-            // PostgreSQL keeps each client's windows beside its days (README "At an API's scale").
+            // PostgreSQL keeps each client's windows beside its days (the book's
+            // operators/scale.md).
             sqlx::query("INSERT INTO client_usage VALUES (1, 'default', $1, $2, $3, array_fill(3::bigint, ARRAY[90]))")
                 .bind(subject)
                 .bind(seen)
@@ -908,7 +910,7 @@ async fn an_unknown_name_refuses_to_start_with_the_closest(backend: Backend) {
             ("TANDEM_JWT_SECRET_FIEL", "/x"),
             "TANDEM_JWT_SECRET_FIEL is not a setting; did you mean TANDEM_JWT_SECRET_FILE?",
         ),
-        (("TANDEM_WHATEVER", "1"), "TANDEM_WHATEVER is not a setting (the README's Settings section lists them)"),
+        (("TANDEM_WHATEVER", "1"), "TANDEM_WHATEVER is not a setting (the book's settings reference lists them)"),
     ];
     for ((name, value), message) in cases {
         let (code, _, stderr) = with((name, value));

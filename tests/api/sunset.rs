@@ -1,7 +1,7 @@
-//! The sunset as a decision (README "Deciding a sunset"): readiness, who blocks and when the
-//! traffic ends, from every instance's records; `tandem sunset-check` as a release pipeline
-//! runs it; the API catalog, for tools that discover where each version's contract, docs and
-//! retirement are.
+//! The sunset as a decision (the book's operators/sunset.md): readiness, who blocks and when the
+//! traffic ends, from every instance's records; `tandem sunset-check` as a release pipeline runs
+//! it; the API catalog, for tools that discover where each version's contract, docs and retirement
+//! are.
 
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -104,8 +104,8 @@ async fn by_cursor(app: &TestApp, query: &str, limit: usize) -> Vec<String> {
     }
 }
 
-/// A record's key in `sort`, as README "The dashboard" states the orders: most requests first;
-/// the most recent last v1 request first (whole seconds), never answered last.
+/// A record's key in `sort`, as the book's operators/dashboard.md states the orders: most requests
+/// first; the most recent last v1 request first (whole seconds), never answered last.
 fn key_in(sort: &str, record: &Value) -> i64 {
     match sort {
         "requests" => -(requests(record) as i64),

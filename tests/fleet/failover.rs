@@ -1,8 +1,8 @@
-//! A PostgreSQL failover under keyed writers (README "Running a fleet"): a synchronous standby
+//! A PostgreSQL failover under keyed writers (the book's operators/fleet.md): a synchronous standby
 //! promoted and the old primary stopped, reached once through an endpoint that is repointed (a
 //! Patroni HAProxy, CloudNativePG's `-rw` service, a managed writer name) and once through a
-//! multi-host URL. Nothing acknowledged is lost, nothing is created twice, and every answer in
-//! the switch is 201 or 503.
+//! multi-host URL. Nothing acknowledged is lost, nothing is created twice, and every answer in the
+//! switch is 201 or 503.
 
 use std::{
     collections::HashSet,

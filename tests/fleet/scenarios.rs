@@ -284,9 +284,9 @@ pub async fn lists_survive_the_replica_stopping_and_return_to_it(fleet: &mut Fle
     assert!(after > before, "lists did not return to the replica");
 }
 
-/// Two more instances, closed to new clients from a v1 deprecation a few seconds after they
-/// start (README "Deciding a sunset"): a client they served before it is served by both after,
-/// one that comes after is refused by both, and readiness asked of either counts both.
+/// Two more instances, closed to new clients from a v1 deprecation a few seconds after they start
+/// (the book's operators/sunset.md): a client they served before it is served by both after, one
+/// that comes after is refused by both, and readiness asked of either counts both.
 pub async fn new_clients_and_readiness_hold_across_instances(fleet: &mut Fleet) {
     let client = Client::new();
     // Far enough ahead that both instances start and serve the old client before it.

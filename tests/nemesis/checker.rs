@@ -1,8 +1,8 @@
-//! The checker, fed the history and the database's final state (README "Under faults"): every create
-//! acknowledged is stored exactly once; a keyed create ends with one record after its retries;
-//! no key has two; no 5xx but 503 with `Retry-After` (nginx's 502 and 504 only while an instance
-//! was killed or paused); the workbench counted every v1 request an instance answered, once.
-//! An unclear outcome (`info`) is never counted as lost or as failed.
+//! The checker, fed the history and the database's final state (the book's operators/faults.md):
+//! every create acknowledged is stored exactly once; a keyed create ends with one record after its
+//! retries; no key has two; no 5xx but 503 with `Retry-After` (nginx's 502 and 504 only while an
+//! instance was killed or paused); the workbench counted every v1 request an instance answered,
+//! once. An unclear outcome (`info`) is never counted as lost or as failed.
 
 use std::collections::{BTreeMap, HashMap};
 

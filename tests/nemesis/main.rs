@@ -1,8 +1,8 @@
-//! The nemesis (README "Under faults"): the fleet under a seeded schedule of faults (instances killed,
-//! paused and restarted in turn; PostgreSQL failed over and restarted; Redis failed over;
-//! connections delayed, reset and dropped) while v1 and v2 clients write, read, update and list
-//! through nginx; then a checker reads the history and the database and says what was lost,
-//! doubled or answered wrongly.
+//! The nemesis (the book's operators/faults.md): the fleet under a seeded schedule of faults
+//! (instances killed, paused and restarted in turn; PostgreSQL failed over and restarted; Redis
+//! failed over; connections delayed, reset and dropped) while v1 and v2 clients write, read, update
+//! and list through nginx; then a checker reads the history and the database and says what was
+//! lost, doubled or answered wrongly.
 //!
 //! Runs when `TANDEM_TEST_NEMESIS` is set (CI sets it); needs nginx, redis-server and
 //! PostgreSQL's server programs. `NEMESIS_SEED` replays a schedule (the seed is printed),
@@ -178,8 +178,8 @@ async fn run((seed, kinds): (u64, Vec<usize>), length: Duration, synchronous: bo
         "acknowledged creates {}, lost {}, doubled {}, unclear creates that took effect {}",
         verdict.acknowledged, verdict.lost, verdict.doubled, verdict.recovered
     );
-    // Asynchronous replication may lose what a failover did not carry over (README, "PostgreSQL
-    // high availability"): reported, not failed. Everything else still holds.
+    // Asynchronous replication may lose what a failover did not carry over (the book's
+    // operators/postgres-ha.md): reported, not failed. Everything else still holds.
     let loss = [checker::LOST, checker::LOST_USER_NOT_FOUND];
     let failing: Vec<&checker::Violation> =
         verdict.violations.iter().filter(|v| synchronous || !loss.contains(&v.rule)).collect();

@@ -1,4 +1,4 @@
-"""A real SMTP server on loopback for the e-mail notices suite (README "Notices by e-mail").
+"""A real SMTP server on loopback for the e-mail notices suite (the book's clients/email.md).
 
 aiosmtpd speaks SMTP; each message it accepts is parsed as a mail reader would (Python's
 `email` package, the default policy: MIME, RFC 2047 headers decoded) and written as one JSON

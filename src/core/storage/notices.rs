@@ -1,4 +1,4 @@
-//! The storage port for notices to clients (README "Notices to clients"): endpoints, the outbox
+//! The storage port for notices to clients (the book's clients/notices.md): endpoints, the outbox
 //! of notices (written before anything is sent, each once), the attempts to send them, and the
 //! sunset dates clients accepted.
 
@@ -15,7 +15,7 @@ pub enum Format {
     Standard,
     /// A Slack incoming webhook: `{"text": …}`, signed alike.
     Slack,
-    /// An e-mail to one address (README "Notices by e-mail").
+    /// An e-mail to one address (the book's clients/email.md).
     Email,
 }
 

@@ -159,8 +159,8 @@ pub struct UsageRow {
     pub last_seen: DateTime<Utc>,
 }
 
-/// How a request that used a deprecated element ended: only a use is the client using it;
-/// dry runs, rehearsals and refusals are counted apart (README "Deprecating an element").
+/// How a request that used a deprecated element ended: only a use is the client using it; dry runs,
+/// rehearsals and refusals are counted apart (the book's operators/elements.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum UseKind {
     Use,
@@ -250,8 +250,8 @@ pub enum Written {
 /// How long a client must have sent only rehearsals to the retiring version to be done.
 pub const QUIET_FOR_DONE: Duration = Duration::days(7);
 
-/// Where a client stands on its way from a retiring version to its successor, the first that
-/// holds (README "The migration workbench"). The store counts and filters by the same rule.
+/// Where a client stands on its way from a retiring version to its successor, the first that holds
+/// (the book's operators/workbench.md). The store counts and filters by the same rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
     Done,
@@ -327,7 +327,7 @@ impl ClientSummary {
 /// The orders of a version's clients a page is read in, each then by tenant and subject.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Order {
-    /// At risk first (README "The migration workbench"): met a change of the successor first,
+    /// At risk first (the book's operators/workbench.md): met a change of the successor first,
     /// never rehearsed first, then most requests first.
     #[default]
     AtRisk,

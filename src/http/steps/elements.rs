@@ -1,10 +1,9 @@
-//! The deprecated elements of its version a request uses (README "Deprecating an element"),
-//! found by the route it matched: a request whose operation declares none looks at nothing
-//! more. Its body is read here only when its operation has a deprecated field, and put back
-//! for the handler as it came. Written on the request's `RequestInfo` for the boundary, which
-//! tells them in the answer's headers. One past its sunset (or any, when the client rehearses
-//! the sunset, or inside a brownout aimed at it) refuses the request before its handler:
-//! nothing is written.
+//! The deprecated elements of its version a request uses (the book's operators/elements.md), found
+//! by the route it matched: a request whose operation declares none looks at nothing more. Its body
+//! is read here only when its operation has a deprecated field, and put back for the handler as it
+//! came. Written on the request's `RequestInfo` for the boundary, which tells them in the answer's
+//! headers. One past its sunset (or any, when the client rehearses the sunset, or inside a brownout
+//! aimed at it) refuses the request before its handler: nothing is written.
 
 use chrono::{DateTime, Utc};
 use poem::{Body, Request};

@@ -1,4 +1,5 @@
-//! Whether a list may read the replica: yes, unless the caller wrote lately (README "Replicas").
+//! Whether a list may read the replica: yes, unless the caller wrote lately (the book's
+//! operators/replicas.md).
 
 use crate::{auth::Caller, core::storage::Freshness, http::Layers};
 

@@ -1,7 +1,7 @@
-//! The links an e-mail carries (README "Notices by e-mail"): confirming an address and leaving
+//! The links an e-mail carries (the book's clients/email.md): confirming an address and leaving
 //! with one click. Each is a token that names its purpose, the endpoint's owner and when the
-//! endpoint was set, signed with the endpoint's own secret: nothing is stored for it, a
-//! replaced endpoint's links reach nothing, and no token can be made for another owner.
+//! endpoint was set, signed with the endpoint's own secret: nothing is stored for it, a replaced
+//! endpoint's links reach nothing, and no token can be made for another owner.
 
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use chrono::{DateTime, Utc};

@@ -1,10 +1,10 @@
-//! One notice as an e-mail (README "Notices by e-mail"): `From` the operator's sender, `To` the
+//! One notice as an e-mail (the book's clients/email.md): `From` the operator's sender, `To` the
 //! endpoint's one address, `Message-ID` the notice's id (the same on every attempt), a subject
-//! saying what happened to whom and by when, and `multipart/alternative` with the text and the
-//! HTML of the client's guide (its style inline, nothing loaded from outside). `List-Id` and
-//! RFC 8058's one-click `List-Unsubscribe` let a mail reader offer to leave. No header carries
-//! text a client chose, except its tenant and subject in `Subject`, cleaned of control
-//! characters and encoded (RFC 2047) by lettre.
+//! saying what happened to whom and by when, and `multipart/alternative` with the text and the HTML
+//! of the client's guide (its style inline, nothing loaded from outside). `List-Id` and RFC 8058's
+//! one-click `List-Unsubscribe` let a mail reader offer to leave. No header carries text a client
+//! chose, except its tenant and subject in `Subject`, cleaned of control characters and encoded
+//! (RFC 2047) by lettre.
 
 use std::time::SystemTime;
 

@@ -1,6 +1,6 @@
-//! Notices by e-mail (README "Notices by e-mail"): an endpoint `mailto:` one address, confirmed
-//! by a person before anything else is sent to it, each notice one message through the
-//! organisation's SMTP relay, and a one-click way to leave.
+//! Notices by e-mail (the book's clients/email.md): an endpoint `mailto:` one address, confirmed by
+//! a person before anything else is sent to it, each notice one message through the organisation's
+//! SMTP relay, and a one-click way to leave.
 //!
 //! - `relay`: the relay from the settings, refused at start when it cannot work, and dialled
 //!   under the notices' address rules;

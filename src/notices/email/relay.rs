@@ -1,10 +1,10 @@
-//! The organisation's SMTP relay (README "Notices by e-mail"), read from the settings at start
-//! and refused there when it cannot work: `smtps://host:port` (implicit TLS),
+//! The organisation's SMTP relay (the book's clients/email.md), read from the settings at start and
+//! refused there when it cannot work: `smtps://host:port` (implicit TLS),
 //! `smtp://host:port?tls=required` (STARTTLS, never falling back to clear text), or a plain
-//! `smtp://host:port` only to a host on loopback or in `TANDEM_NOTICES_ALLOW_HOSTS`;
-//! credentials as the URL's user information. It is dialled as webhooks are: its name is
-//! resolved as each message is sent and an internal address is never dialled unless its host
-//! is allow-listed, or the relay is this host's own (loopback, which then reaches only loopback).
+//! `smtp://host:port` only to a host on loopback or in `TANDEM_NOTICES_ALLOW_HOSTS`; credentials as
+//! the URL's user information. It is dialled as webhooks are: its name is resolved as each message
+//! is sent and an internal address is never dialled unless its host is allow-listed, or the relay
+//! is this host's own (loopback, which then reaches only loopback).
 
 use std::{
     net::{IpAddr, SocketAddr},

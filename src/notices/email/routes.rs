@@ -1,9 +1,9 @@
-//! The pages an e-mail's links open (README "Notices by e-mail"), reached with the link's token
-//! and nothing else: `/api/migration/notices/confirm` and `/api/migration/notices/unsubscribe`.
-//! A `GET` changes nothing (mail scanners follow links): it shows a page whose one button
-//! `POST`s the same address. A `POST` confirms the address, or disables the endpoint (as RFC
-//! 8058's one-click `List-Unsubscribe-Post` does). A token that does not read is 400; one
-//! whose endpoint was removed or set again since, or a confirmation older than 7 days, is 410.
+//! The pages an e-mail's links open (the book's clients/email.md), reached with the link's token
+//! and nothing else: `/api/migration/notices/confirm` and `/api/migration/notices/unsubscribe`. A
+//! `GET` changes nothing (mail scanners follow links): it shows a page whose one button `POST`s the
+//! same address. A `POST` confirms the address, or disables the endpoint (as RFC 8058's one-click
+//! `List-Unsubscribe-Post` does). A token that does not read is 400; one whose endpoint was removed
+//! or set again since, or a confirmation older than 7 days, is 410.
 
 use std::sync::Arc;
 

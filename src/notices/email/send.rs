@@ -1,7 +1,7 @@
-//! One attempt at an e-mail notice (README "Notices by e-mail"), through the outbox and its
-//! schedule as every notice: a 2xx reply delivers it; a 4xx reply or a connection lost or
-//! never made is tried again; a 5xx reply fails it, and one refusing the recipient (550 to 553)
-//! also disables the endpoint, as a webhook's 410 does. `lastStatus` is the reply's code.
+//! One attempt at an e-mail notice (the book's clients/email.md), through the outbox and its
+//! schedule as every notice: a 2xx reply delivers it; a 4xx reply or a connection lost or never
+//! made is tried again; a 5xx reply fails it, and one refusing the recipient (550 to 553) also
+//! disables the endpoint, as a webhook's 410 does. `lastStatus` is the reply's code.
 
 use chrono::{DateTime, Utc};
 use lettre::AsyncTransport;

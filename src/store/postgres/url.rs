@@ -1,7 +1,7 @@
-//! A PostgreSQL URL as libpq takes it (README "Running a fleet"): one or several hosts, tried in
-//! order, and `target_session_attrs`, the kind of node to keep. Neither driver takes it whole
-//! (sqlx reads one host and ignores the attribute), so it is split here into one single-host
-//! URL per host, which both drivers read, and the attribute, which `hosts` enforces.
+//! A PostgreSQL URL as libpq takes it (the book's operators/fleet.md): one or several hosts, tried
+//! in order, and `target_session_attrs`, the kind of node to keep. Neither driver takes it whole
+//! (sqlx reads one host and ignores the attribute), so it is split here into one single-host URL
+//! per host, which both drivers read, and the attribute, which `hosts` enforces.
 
 use std::fmt;
 

@@ -1,8 +1,8 @@
-//! Deprecated elements' uses (README "Deprecating an element"): the statements a batch adds
-//! them with, and the questions asked of them. Written in this order, every row in key order:
-//! each request's day (`element_usage`, every kind), each client's uses ever (`element_clients`,
-//! uses only), each element's uses per day (`element_days`) and, on PostgreSQL, each client's
-//! uses per window (`element_windows`).
+//! Deprecated elements' uses (the book's operators/elements.md): the statements a batch adds them
+//! with, and the questions asked of them. Written in this order, every row in key order: each
+//! request's day (`element_usage`, every kind), each client's uses ever (`element_clients`, uses
+//! only), each element's uses per day (`element_days`) and, on PostgreSQL, each client's uses per
+//! window (`element_windows`).
 
 use std::collections::BTreeMap;
 

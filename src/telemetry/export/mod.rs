@@ -1,4 +1,5 @@
-//! OTLP export, configured by the OpenTelemetry SDK's standard variables (README "Traces").
+//! OTLP export, configured by the OpenTelemetry SDK's standard variables (the book's
+//! operators/traces.md).
 //!
 //! A sampled request leaves its spans in a queue when it is answered (`queue`); one task takes
 //! them every `OTEL_BSP_SCHEDULE_DELAY`, or as soon as a batch's worth waits, encodes them and

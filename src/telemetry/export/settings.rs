@@ -1,8 +1,8 @@
-//! What the OpenTelemetry SDK's standard variables ask of export (README "Traces"), read and
-//! checked before the server starts: a value the service cannot honour refuses to start,
-//! naming the variable (a typo never silently turns tracing off). The variables mean what the
-//! SDK specification and `opentelemetry-otlp` make them mean; a header's value is never
-//! repeated in an error, since it is often a vendor's API key.
+//! What the OpenTelemetry SDK's standard variables ask of export (the book's operators/traces.md),
+//! read and checked before the server starts: a value the service cannot honour refuses to start,
+//! naming the variable (a typo never silently turns tracing off). The variables mean what the SDK
+//! specification and `opentelemetry-otlp` make them mean; a header's value is never repeated in an
+//! error, since it is often a vendor's API key.
 
 use std::time::Duration;
 

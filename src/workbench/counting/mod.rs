@@ -1,6 +1,6 @@
-//! Counting what each client does on each version: in memory as requests are answered, then
-//! written in batches (never a write per request), so every instance sharing the database adds
-//! to one picture (README "At an API's scale").
+//! Counting what each client does on each version: in memory as requests are answered, then written
+//! in batches (never a write per request), so every instance sharing the database adds to one
+//! picture (the book's operators/scale.md).
 //!
 //! A batch is written at most once, whatever happens to its write:
 //! - the live buffer carries the id it will be written under;

@@ -38,7 +38,7 @@ pub struct MineQuery {
     version: Option<u16>,
 }
 
-/// One record as README "The migration workbench" shapes it; `used`: the client's own.
+/// One record as the book's operators/workbench.md shapes it; `used`: the client's own.
 fn record_json(
     workbench: &Workbench,
     record: &ClientRecord,
@@ -85,7 +85,8 @@ fn record_json(
     body.insert("lastDryRun".into(), json!(record.last_dry_run.map(stamp)));
     body.insert("brownoutRefusals".into(), json!(record.refusals));
     body.insert("routes".into(), Value::Array(routes));
-    // A client's own record lists the deprecated elements it used (README "Deprecating an element").
+    // A client's own record lists the deprecated elements it used (the book's
+    // operators/elements.md).
     if let Some(used) = used {
         body.insert("deprecations".into(), used.iter().map(Used::to_json).collect());
     }
@@ -274,7 +275,7 @@ pub async fn everyone(
     Ok(Json(body).into_response())
 }
 
-/// How each client of a page is told (README "Notices to clients"): whether an endpoint (its own
+/// How each client of a page is told (the book's clients/notices.md): whether an endpoint (its own
 /// or its tenant's) reaches it, and its last notice.
 async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Value, ApiError> {
     let clients: Vec<Client> = records.iter().map(|r| Client::new(&r.tenant, &r.subject)).collect();

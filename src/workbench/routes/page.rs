@@ -1,6 +1,6 @@
-//! Pages of clients (README "At an API's scale"): `limit` (1 to 1000, default 100) and an
-//! opaque `cursor` that carries the last client of a page and the query that made it, so it
-//! continues that order at any depth and is refused with another query.
+//! Pages of clients (the book's operators/scale.md): `limit` (1 to 1000, default 100) and an opaque
+//! `cursor` that carries the last client of a page and the query that made it, so it continues that
+//! order at any depth and is refused with another query.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};

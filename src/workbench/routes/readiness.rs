@@ -1,5 +1,5 @@
-//! `GET /admin/versions/<N>/readiness`: can version N be turned off without breaking anyone
-//! who called it within the window (README "Deciding a sunset")? The workbench's answer
+//! `GET /admin/versions/<N>/readiness`: can version N be turned off without breaking anyone who
+//! called it within the window (the book's operators/sunset.md)? The workbench's answer
 //! ([`readiness::answer`]), as JSON; `GET /admin/deprecations/<id>/readiness` the same for one
 //! element deprecated inside its version ([`readiness::element::answer`]).
 

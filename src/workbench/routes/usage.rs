@@ -1,6 +1,6 @@
-//! `GET /admin/usage?version=1&since=<RFC 3339>[&limit][&cursor]`: who still calls a version,
-//! per client and route, summed over every instance, in pages by tenant and subject, with the
-//! totals of every client (README "Retiring v1").
+//! `GET /admin/usage?version=1&since=<RFC 3339>[&limit][&cursor]`: who still calls a version, per
+//! client and route, summed over every instance, in pages by tenant and subject, with the totals of
+//! every client (the book's operators/lifecycle.md).
 
 use std::{collections::BTreeMap, sync::Arc};
 

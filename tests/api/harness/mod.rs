@@ -55,6 +55,9 @@ pub enum Runs {
     Mail,
     /// With that SMTP server and a headless Chromium, on SQLite.
     BrowserMail,
+    /// The book's examples and reference pages, against a service on SQLite (as a reader starts
+    /// it).
+    Book,
 }
 
 /// One named behaviour, run on each backend it applies to.
@@ -68,7 +71,7 @@ pub struct Scenario {
 /// with an identity provider: f];`.
 #[macro_export]
 macro_rules! scenarios {
-    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)? $(; with an identity provider: $($oidc:ident),* $(,)?)? $(; with a mail server: $($mail:ident),* $(,)?)? $(; in a browser with a mail server: $($browser_mail:ident),* $(,)?)?) => {
+    ($($name:ident),* $(,)? $(; postgres only: $($pg:ident),* $(,)?)? $(; with redis: $($redis:ident),* $(,)?)? $(; in a browser: $($browser:ident),* $(,)?)? $(; with an identity provider: $($oidc:ident),* $(,)?)? $(; with a mail server: $($mail:ident),* $(,)?)? $(; in a browser with a mail server: $($browser_mail:ident),* $(,)?)? $(; in the book: $($book:ident),* $(,)?)?) => {
         #[allow(clippy::vec_init_then_push)] // a module of only optional groups starts empty
         pub fn scenarios() -> Vec<$crate::harness::Scenario> {
             use $crate::harness::{Runs, Scenario};
@@ -82,6 +85,7 @@ macro_rules! scenarios {
             $($(all.push(Scenario { name: name(stringify!($oidc)), run: |b| Box::pin($oidc(b)), runs: Runs::Oidc });)*)?
             $($(all.push(Scenario { name: name(stringify!($mail)), run: |b| Box::pin($mail(b)), runs: Runs::Mail });)*)?
             $($(all.push(Scenario { name: name(stringify!($browser_mail)), run: |b| Box::pin($browser_mail(b)), runs: Runs::BrowserMail });)*)?
+            $($(all.push(Scenario { name: name(stringify!($book)), run: |b| Box::pin($book(b)), runs: Runs::Book });)*)?
             all
         }
     };
@@ -290,6 +294,7 @@ pub fn run(groups: Vec<Vec<Scenario>>) -> ! {
                 let available = (browser::chromium().is_some() || browser_required) && mail;
                 trials.push(trial("browser", scenario, available.then(|| Backend { store: sqlite(), redis: None })));
             }
+            Runs::Book => trials.push(trial("book", scenario, Some(Backend { store: sqlite(), redis: None }))),
             Runs::Redis => {
                 let backend = redis.clone().map(|url| Backend { store: pg().unwrap_or_else(sqlite), redis: Some(url) });
                 trials.push(trial("redis", scenario, backend));

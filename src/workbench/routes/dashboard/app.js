@@ -1,8 +1,8 @@
-// The operators' dashboard (README "The dashboard"): the sunset's verdict first, the retiring
-// version's traffic, the busiest clients, every client in numbered pages with filters, one
-// client's page, and the elements deprecated inside a version. The view (filters, page, range,
-// tab, one client) lives in the URL's fragment, never the token: a view can be reloaded,
-// bookmarked and sent; the refresh every 60 s re-reads it and never changes it.
+// The operators' dashboard (the book's operators/dashboard.md): the sunset's verdict first, the
+// retiring version's traffic, the busiest clients, every client in numbered pages with filters, one
+// client's page, and the elements deprecated inside a version. The view (filters, page, range, tab,
+// one client) lives in the URL's fragment, never the token: a view can be reloaded, bookmarked and
+// sent; the refresh every 60 s re-reads it and never changes it.
 
 import { count, plural, relative, time, number, utc } from "./format.js";
 import { draw } from "./chart.js";

@@ -1,9 +1,9 @@
-//! Each client's migration guide (README "Your migration guide"), written from its own traffic:
-//! for every route it calls on the retiring version, the route's successor, what to change (the
-//! changes its own requests met, with what met them) and what to read differently, and the next
-//! step for its status. Derived from the change declarations and the client's workbench record;
-//! served as JSON, markdown or one HTML page: the guide itself in `workbench::guide`, its forms
-//! in `text`, the routes here.
+//! Each client's migration guide (the book's clients/guide.md), written from its own traffic: for
+//! every route it calls on the retiring version, the route's successor, what to change (the changes
+//! its own requests met, with what met them) and what to read differently, and the next step for
+//! its status. Derived from the change declarations and the client's workbench record; served as
+//! JSON, markdown or one HTML page: the guide itself in `workbench::guide`, its forms in `text`,
+//! the routes here.
 
 pub mod text;
 
