@@ -32,9 +32,12 @@ pub fn page() -> String {
         );
     }
     out.push_str(
-        "\n## Field codes\n\n\
+        "\n`unsupported-api-version` is 400 when the header or query names the version, 406 when the media \
+         type does and 404 when the URI does, each listing the supported versions.\n\
+         \n## Field codes\n\n\
          Each item of `errors` names what is wrong with one input (`pointer`, `parameter` or `header`) by a \
-         stable `code`, with a localized `message` (English here, with example values).\n\n\
+         stable `code`, with a localized `message` (English here; the limits are the user's, where a rule has one). An \
+         upload's items name the `line` and `column` of the cell instead.\n\n\
          | `code` | Message |\n|---|---|\n",
     );
     let mut seen = Vec::new();

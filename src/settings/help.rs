@@ -125,11 +125,21 @@ pub fn of(key: &str) -> Option<Help> {
              most 10,000 rows with a pause between them, at most 100,000 rows a minute per instance; at least 90 \
              (readiness looks back that far), less refuses to start",
         ),
-        "versions.deprecated_at" => help("the RFC 3339 instant version N became deprecated"),
-        "versions.sunset_at" => help("the RFC 3339 instant version N stops answering (410 after it)"),
-        "versions.brownouts" => {
-            help("comma-separated `start/end` RFC 3339 intervals in which version N answers as if retired")
-        }
+        "versions.deprecated_at" => help(
+            "an RFC 3339 instant: from it, every response of version N carries `Deprecation: @<unix>`, `Sunset` \
+             (when set), `Link: </docs/v<N>/deprecation>; rel=\"deprecation\"` and a `rel=\"successor-version\"` \
+             link to the same resource in the next version; every response carries `API-Deprecated-Versions`; \
+             version N's OpenAPI operations are marked deprecated (see [A version's \
+             lifecycle](../operators/lifecycle.md))",
+        ),
+        "versions.sunset_at" => help(
+            "an RFC 3339 instant: from it every request of version N is `410 Gone` (problem type \
+             `api-version-sunset`) with the successor link; not before the deprecation",
+        ),
+        "versions.brownouts" => help(
+            "`start/end,start/end` (RFC 3339): version N answers 410 (with `Retry-After`) inside each interval; \
+             needs a deprecation, and intervals may not overlap",
+        ),
         "versions.new_clients" => with_default(
             "`allow`",
             "`refuse`: while version N is deprecated, a client it did not serve before its deprecation gets 410 \

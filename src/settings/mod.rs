@@ -1,6 +1,6 @@
 //! Settings: defaults, then an optional `tandem.toml` (path in `TANDEM_CONFIG`), then `TANDEM_*`
-//! environment variables, which always win ([`layers`]). Every field is documented in the README,
-//! and `tandem config` shows the effective ones ([`show`]).
+//! environment variables, which always win ([`layers`]). Every field is documented in the book's
+//! settings reference (written from [`help`] by `tandem export-reference`), and `tandem config` shows the effective ones ([`show`]).
 
 mod deprecations;
 mod groups;

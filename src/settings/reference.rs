@@ -18,7 +18,8 @@ pub fn page() -> anyhow::Result<String> {
          Every setting the service reads, with its variable, its key in `tandem.toml` and its default. How \
          the layers combine (defaults, `tandem.toml`, the environment), secrets from files and `tandem \
          config` are explained in [Settings](../operators/settings.md). A name not listed here refuses to \
-         start.\n\n\
+         start. Trace export reads the OpenTelemetry SDK's own `OTEL_*` variables, as strictly: they are \
+         listed in [Traces](../operators/traces.md#the-variables).\n\n\
          | Variable, and its key in `tandem.toml` | Default | Meaning |\n|---|---|---|\n",
     );
     for (group, fields) in layers::groups() {
@@ -48,7 +49,9 @@ pub fn page() -> anyhow::Result<String> {
 fn row(out: &mut String, variable: &str, toml: &str, default: &str, key: &str) -> anyhow::Result<()> {
     let Some(help) = help::of(key) else { anyhow::bail!("the setting `{key}` has no help in src/settings/help.rs") };
     let default = help.default.unwrap_or(default);
-    writeln!(out, "| `{variable}`<br>{toml} | {default} | {} |", help.meaning)?;
+    // A `|` inside a cell would end it early.
+    let meaning = help.meaning.replace('|', "\\|");
+    writeln!(out, "| `{variable}`<br>{toml} | {default} | {meaning} |")?;
     Ok(())
 }
 

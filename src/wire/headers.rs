@@ -17,10 +17,15 @@ const fn header(name: &'static str, meaning: &'static str) -> Header {
 
 /// What a client may send.
 pub const REQUEST: &[Header] = &[
-    header("Authorization", "`Bearer <token>`: an HS256, RS256 or ES256 JWT; every API route needs one"),
+    header(
+        "Authorization",
+        "`Bearer <token>`: a JWT, HS256 with the shared secret or signed by the configured key or key set; every \
+         API route needs one",
+    ),
     header(
         "Content-Type",
-        "`application/json` for bodies; `application/merge-patch+json` or `application/json-patch+json` for a PATCH",
+        "`application/json` for bodies; `application/merge-patch+json` or `application/json-patch+json` for a PATCH; \
+         `multipart/form-data` for a customer import",
     ),
     header(
         "Accept",
@@ -41,6 +46,7 @@ pub const REQUEST: &[Header] = &[
         "`true`: answer as if the version, or a deprecated element the request uses, were already removed",
     ),
     header("X-API-Dry-Run", "`true`: answer as the request would be answered, and write nothing"),
+    Header { name: "Prefer", meaning: "`return=minimal` on a v1 create or update: 204 without a body", cors: false },
     Header {
         name: "traceparent",
         meaning: "a W3C trace context: the request's span becomes a child of it (with its `tracestate`)",
@@ -54,11 +60,12 @@ pub const RESPONSE: &[Header] = &[
     header("ETag", "the representation's revision, for `If-Match` and `If-None-Match`"),
     header(
         "Link",
-        "pages (`first`, `prev`, `next`, `last`), and on a deprecated version or element its `deprecation`, `sunset` and `successor-version` links",
+        "pages (`first`, `prev`, `next`, `last`), and on a deprecated version or element its `deprecation` and \
+         `successor-version` links",
     ),
     header("X-Total-Count", "the number of items a v1 list has in all"),
     header("X-Correlation-ID", "the request's correlation id, the client's or a generated one"),
-    header("Retry-After", "seconds to wait: on 429, 503, and in a brownout"),
+    header("Retry-After", "seconds to wait: on 429, 503, a 409 for a key still in flight, and in a brownout"),
     header("Deprecation", "`@<unix seconds>`: the version or element used is deprecated since then (RFC 9745)"),
     header("Sunset", "the HTTP date the version or element stops answering (RFC 8594)"),
     header("API-Version", "the version that served the request"),
@@ -70,7 +77,19 @@ pub const RESPONSE: &[Header] = &[
     header("RateLimit-Reset", "seconds until the bucket is full again"),
     header("Content-Language", "the language of an error's texts"),
     header("X-API-Dry-Run", "`true` on the answer to a dry run: nothing was written"),
+    not_cors(
+        "WWW-Authenticate",
+        "on a 401: `Bearer`, or `Bearer error=\"invalid_token\"` when a token was sent and refused",
+    ),
+    not_cors("Allow", "on a 405: the methods the route takes"),
+    not_cors("Vary", "on the legacy paths: `Accept, X-API-VERSION`, which pick the version"),
+    not_cors("Cache-Control", "`no-store` on answers to authenticated requests"),
+    not_cors("X-Content-Type-Options", "`nosniff`, on every answer"),
 ];
+
+const fn not_cors(name: &'static str, meaning: &'static str) -> Header {
+    Header { name, meaning, cors: false }
+}
 
 /// The names of `headers` a browser may use, as CORS lists them.
 pub fn cors_list(headers: &[Header]) -> String {

@@ -1,5 +1,5 @@
-//! Every client of a version with its rows, in one read (the CSV of everyone's migration, README
-//! "Everyone's migration"): one branch per table, together in (tenant, subject) order, each
+//! Every client of a version with its rows, in one read (the CSV of everyone's migration, the
+//! book's operators/workbench.md): one branch per table, together in (tenant, subject) order, each
 //! client's rows side by side whatever their table, put together as they arrive.
 
 use std::sync::Arc;

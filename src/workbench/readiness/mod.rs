@@ -1,5 +1,5 @@
-//! Whether a version can be turned off without breaking anyone who called it lately (README
-//! "Deciding a sunset"): the clients it answered within a window of days, which block, the
+//! Whether a version can be turned off without breaking anyone who called it lately (the
+//! book's operators/sunset.md): the clients it answered within a window of days, which block, the
 //! busiest first; its traffic per day; and the day a least-squares line through that traffic
 //! reaches zero. Read from the usage every instance writes (with this instance's counts not
 //! yet written), so the answer is the fleet's. `element` answers the same for one element
