@@ -262,7 +262,10 @@ async fn sunset_check(
     window: u32,
     format: ReportFormat,
 ) -> ExitCode {
-    use crate::workbench::readiness::{self, Question, element};
+    use crate::{
+        wire::described::rendered,
+        workbench::readiness::{self, Question, element},
+    };
     let answer = async {
         let registry = crate::registry::Registry::new(&crate::versions::all(), &settings.lifecycle)?;
         let store = store::connect(connection(&settings.database), None, false).await?;
@@ -278,7 +281,7 @@ async fn sunset_check(
                 let question = element::Question { deprecation: id, window, limit, now };
                 let answer = element::answer(store.as_ref(), None, &registry, question).await?;
                 let answer = answer.map_err(|why| cannot_tell(&why))?;
-                (serde_json::to_string(&answer)?, readiness::report_element(&answer), answer.ready)
+                (rendered(&answer).0.to_string(), readiness::report_element(&answer), answer.ready)
             }
             (version, None) => {
                 let version = version.ok_or_else(|| anyhow::anyhow!("name --version or --deprecation"))?;
@@ -286,7 +289,7 @@ async fn sunset_check(
                     readiness::answer(store.as_ref(), None, &registry, Question { version, window, limit, now })
                         .await?;
                 let answer = answer.map_err(|why| cannot_tell(&why))?;
-                (serde_json::to_string(&answer)?, readiness::report(&answer), answer.ready)
+                (rendered(&answer).0.to_string(), readiness::report(&answer), answer.ready)
             }
         };
         anyhow::Ok(told)

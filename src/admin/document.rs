@@ -7,9 +7,23 @@
 //! that table, so a routed operation without a description cannot be written.
 
 use poem::http::Method;
+use poem_openapi::types::Type;
 use serde_json::{Value, json};
 
-use crate::{http::fixed::Access, registry::Registry};
+use super::MaintenanceState;
+use crate::{
+    http::fixed::Access,
+    public::answers::{Ready, Versions},
+    registry::Registry,
+    wire::described::schema_of,
+    workbench::{
+        answers::{
+            AuditEntries, BrownoutAnswer, BrownoutList, GuideAnswer, MigrationPage, OwnRecord, PinAnswer, PinList,
+            UsageAnswer, named_for,
+        },
+        readiness,
+    },
+};
 
 /// Where the document is served.
 pub const PATH: &str = "/api/operations/openapi.json";
@@ -20,11 +34,6 @@ pub(super) fn string() -> Value {
 
 pub(super) fn time() -> Value {
     json!({"type": "string", "format": "date-time"})
-}
-
-pub(super) fn nullable(mut schema: Value) -> Value {
-    schema["nullable"] = json!(true);
-    schema
 }
 
 pub(super) fn object(properties: Value, required: &[&str]) -> Value {
@@ -41,171 +50,15 @@ fn version_query(description: &str) -> Value {
            "schema": {"type": "integer", "minimum": 1, "maximum": 65535}})
 }
 
-fn pin() -> Value {
-    object(
-        json!({"tenant": string(), "version": {"type": "integer"}, "previous": nullable(json!({"type": "integer"})),
-               "changedAt": nullable(time()), "changedBy": nullable(string())}),
-        &["tenant", "version", "previous", "changedAt", "changedBy"],
-    )
-}
-
-fn brownout() -> Value {
-    object(
-        json!({"id": {"type": "string", "format": "uuid"}, "version": {"type": "integer"}, "start": time(),
-               "end": time(), "tenant": nullable(string()), "subject": nullable(string()), "createdAt": time(),
-               "createdBy": string(), "endedAt": nullable(time()), "deprecation": nullable(string())}),
-        &["id", "version", "start", "end", "tenant", "subject", "createdAt", "createdBy", "endedAt", "deprecation"],
-    )
-}
-
-/// A client's record for the version that retires first, and the one after it.
-fn record(version: u16, successor: u16) -> Value {
-    let route = object(
-        json!({"method": string(), "route": string(), "called": string(), "requests": {"type": "integer"}, "firstSeen": nullable(time()),
-               "lastSeen": nullable(time()), "successor": nullable(string()),
-               "changes": {"type": "array", "items": string()},
-               "exposures": {"type": "array", "items": object(
-                   json!({"change": string(), "requests": {"type": "integer"}, "lastSeen": time(),
-                          "details": details()}),
-                   &["change", "requests", "lastSeen", "details"])},
-               "dryRuns": {"type": "array", "items": object(
-                   json!({"version": {"type": "integer"}, "requests": {"type": "integer"}, "lastSeen": time()}),
-                   &["version", "requests", "lastSeen"])}}),
-        &[
-            "method",
-            "route",
-            "called",
-            "requests",
-            "firstSeen",
-            "lastSeen",
-            "successor",
-            "changes",
-            "exposures",
-            "dryRuns",
-        ],
-    );
-    let (old, new) = (format!("lastV{version}Request"), format!("lastV{successor}Request"));
-    let mut properties = json!({
-        "tenant": string(), "subject": string(), "version": {"type": "integer"},
-        "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
-        "deprecatedAt": nullable(time()), "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
-        "lastRehearsal": nullable(time()), "lastDryRun": nullable(time()), "brownoutRefusals": {"type": "integer"},
-        "routes": {"type": "array", "items": route},
-    });
-    properties[&old] = nullable(time());
-    properties[&new] = nullable(time());
-    let required = [
-        "tenant",
-        "subject",
-        "version",
-        "status",
-        "deprecatedAt",
-        "sunsetAt",
-        "daysLeft",
-        &old,
-        &new,
-        "lastRehearsal",
-        "lastDryRun",
-        "brownoutRefusals",
-        "routes",
-    ];
-    object(properties, &required)
-}
-
-/// A record as operators see it: with how the client is told (the book's clients/notices.md).
-fn told(record: Value) -> Value {
-    let last = object(
-        json!({"type": string(), "status": {"type": "string", "enum": ["pending", "delivered", "failed"]}, "createdAt": time()}),
-        &["type", "status", "createdAt"],
-    );
-    with_required(
-        record,
-        "notices",
-        object(json!({"endpoint": {"type": "boolean"}, "last": nullable(last)}), &["endpoint", "last"]),
-    )
-}
-
-/// What met an exposure: a parameter, a body field's pointer, a missing field.
-fn details() -> Value {
-    json!({"type": "array", "maxItems": 20, "items": object(
-        json!({"detail": string(), "requests": {"type": "integer"}, "lastSeen": time()}),
-        &["detail", "requests", "lastSeen"])})
-}
-
-/// A property added to an object's schema, and required.
-fn with_required(mut schema: Value, name: &str, property: Value) -> Value {
-    schema["properties"][name] = property;
-    if let Some(required) = schema["required"].as_array_mut() {
-        required.push(json!(name));
-    }
-    schema
-}
-
-/// What a deprecation is of: an operation, or its parameter, field or response field (`name`).
-fn element_named() -> Value {
-    object(
-        json!({"kind": {"type": "string", "enum": ["operation", "parameter", "field", "responseField"]},
-               "name": nullable(string())}),
-        &["kind", "name"],
-    )
-}
-
-/// The deprecated elements a client used within 90 days (the book's operators/elements.md).
-fn elements_used() -> Value {
-    let named = element_named();
-    let used = object(
-        json!({"id": string(), "version": {"type": "integer"}, "operation": string(), "element": named,
-               "requests": {"type": "integer"}, "firstUsed": time(), "lastUsed": time(),
-               "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
-               "replacement": string(), "instruction": string()}),
-        &[
-            "id",
-            "version",
-            "operation",
-            "element",
-            "requests",
-            "firstUsed",
-            "lastUsed",
-            "sunsetAt",
-            "daysLeft",
-            "replacement",
-            "instruction",
-        ],
-    );
-    json!({"type": "array", "items": used})
-}
-
-/// A client's migration guide, as JSON.
-fn guide() -> Value {
-    let change = |extra: Value, required: &[&str]| {
-        let mut properties = json!({"change": string(), "title": string(), "instruction": string()});
-        if let (Some(p), Some(e)) = (properties.as_object_mut(), extra.as_object()) {
-            p.extend(e.clone());
-        }
-        object(properties, required)
-    };
-    let route = object(
-        json!({"method": string(), "route": string(), "requests": {"type": "integer"},
-               "successor": nullable(object(json!({"method": string(), "path": string()}), &["method", "path"])),
-               "mustChange": {"type": "array", "items": change(
-                   json!({"requests": {"type": "integer"}, "details": details()}),
-                   &["change", "title", "instruction", "requests", "details"])},
-               "mustRead": {"type": "array", "items": change(json!({}), &["change", "title", "instruction"])}}),
-        &["method", "route", "requests", "successor", "mustChange", "mustRead"],
-    );
-    object(
-        json!({"tenant": string(), "subject": string(), "from": {"type": "integer"}, "to": {"type": "integer"},
-               "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
-               "sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})), "nextStep": string(),
-               "routes": {"type": "array", "items": route}, "deprecations": elements_used()}),
-        &["tenant", "subject", "from", "to", "status", "sunsetAt", "daysLeft", "nextStep", "routes", "deprecations"],
-    )
+/// The answer `T` of a migration tool, its last requests named after the context's versions.
+fn versioned<T: Type>(c: &Context) -> Value {
+    named_for(schema_of::<T>(), c.version, c.successor)
 }
 
 /// The guide's three forms.
 fn guide_answer() -> Value {
     json!({"description": "The guide", "content": {
-        "application/json": {"schema": guide()},
+        "application/json": {"schema": schema_of::<GuideAnswer>()},
         "text/markdown": {"schema": string()},
         "text/html": {"schema": string()}}})
 }
@@ -234,6 +87,11 @@ fn any() -> Value {
     json!({"type": "object"})
 }
 
+/// The answer of `T`, as JSON.
+fn answer_of<T: Type>(description: &str) -> Value {
+    answer(description, Some(schema_of::<T>()))
+}
+
 pub(super) fn validation() -> Value {
     answer("Bad input: every bad field, parameter or header listed", None)
 }
@@ -247,7 +105,7 @@ pub fn get_health_live(_: &Context) -> Value {
 /// `GET /health/ready`.
 pub fn get_health_ready(_: &Context) -> Value {
     json!({"summary": "200 when the database (and Redis, when configured) answer; 503 naming what failed, or while draining.",
-    "tags": ["operations"], "responses": {"200": answer("Ready", Some(any())), "503": answer("Not ready; see Retry-After", Some(any()))}})
+    "tags": ["operations"], "responses": {"200": answer_of::<Ready>("Ready"), "503": answer_of::<Ready>("Not ready; see Retry-After")}})
 }
 
 /// `GET /problems/:slug`.
@@ -260,7 +118,7 @@ pub fn get_problems_slug(_: &Context) -> Value {
 /// `OPTIONS /api`.
 pub fn options_api(_: &Context) -> Value {
     json!({"summary": "The versions, their lifecycle dates and their OpenAPI links.", "tags": ["operations"],
-    "responses": {"200": answer("Versions", Some(any()))}})
+    "responses": {"200": answer_of::<Versions>("Versions")}})
 }
 
 /// `GET /metrics`.
@@ -275,73 +133,29 @@ pub fn get_admin_usage(_: &Context) -> Value {
     "tags": ["admin"], "parameters": [version_query(DESCRIBED),
         {"name": "since", "in": "query", "required": false, "description": "Whole UTC days from this instant's day (default: 30 days ago).", "schema": time()},
         limit_query(), cursor_query()],
-    "responses": {"200": answer("Usage", Some(any())), "400": validation()}})
+    "responses": {"200": answer_of::<UsageAnswer>("Usage"), "400": validation()}})
 }
 
 /// `GET /admin/deprecations`.
 pub fn get_admin_deprecations(_: &Context) -> Value {
-    let named = element_named();
-    let element = object(
-        json!({"id": string(), "operation": string(), "element": named, "deprecatedAt": time(),
-               "sunsetAt": nullable(time()), "replacement": string(), "instruction": string(),
-               "link": nullable(string()), "state": {"type": "string", "enum": ["announced", "deprecated", "removed"]},
-               "version": {"type": "integer"}, "clients": {"type": "integer"}, "requests": {"type": "integer"},
-               "lastUsed": nullable(time())}),
-        &[
-            "id",
-            "operation",
-            "element",
-            "deprecatedAt",
-            "sunsetAt",
-            "replacement",
-            "instruction",
-            "link",
-            "state",
-            "version",
-            "clients",
-            "requests",
-            "lastUsed",
-        ],
-    );
     json!({"summary": "Every element deprecated inside a version, with the distinct clients and the requests that used it within 30 days, and its last use.",
     "tags": ["admin"],
-    "responses": {"200": answer("Deprecations in use", Some(object(json!({"deprecations": {"type": "array", "items": element}}), &["deprecations"])))}})
+    "responses": {"200": answer_of::<crate::deprecations::usage::Answer>("Deprecations in use")}})
 }
 
 /// `GET /admin/deprecations/:id/readiness`.
 pub fn get_admin_deprecations_id_readiness(_: &Context) -> Value {
-    let client = object(
-        json!({"tenant": string(), "subject": string(), "requests": {"type": "integer"}, "lastUsed": time(),
-               "acknowledged": {"type": "boolean"}}),
-        &["tenant", "subject", "requests", "lastUsed", "acknowledged"],
-    );
     readiness(
         "Whether an element deprecated inside its version can be removed without breaking a client that used it within the window.",
-        ("deprecation", json!({"name": "id", "in": "path", "required": true, "schema": string()}), string()),
-        client,
+        json!({"name": "id", "in": "path", "required": true, "schema": string()}),
+        schema_of::<readiness::element::Answer>(),
         "No such deprecation",
     )
 }
 
-/// A readiness question's operation (the book's operators/sunset.md): of what `of` names (its key
-/// in the answer, its path parameter, its schema), the blocking clients as `client` describes them.
-fn readiness(summary: &str, of: (&str, Value, Value), client: Value, not_found: &str) -> Value {
-    let (key, parameter, schema) = of;
-    let day = object(
-        json!({"day": {"type": "string", "format": "date"}, "requests": {"type": "integer"}}),
-        &["day", "requests"],
-    );
-    let mut properties = serde_json::Map::new();
-    properties.insert(key.to_string(), schema);
-    let rest = json!({"sunsetAt": nullable(time()), "daysLeft": nullable(json!({"type": "integer"})),
-        "window": {"type": "integer"}, "ready": {"type": "boolean"}, "blocking": {"type": "array", "items": client},
-        "clients": object(json!({"seen": {"type": "integer"}, "blocking": {"type": "integer"},
-            "acknowledged": {"type": "integer"}}), &["seen", "blocking", "acknowledged"]),
-        "requestsPerDay": {"type": "array", "items": day},
-        "projectedLastDay": nullable(json!({"type": "string", "format": "date"}))});
-    properties.extend(rest.as_object().cloned().unwrap_or_default());
-    let required =
-        [key, "sunsetAt", "daysLeft", "window", "ready", "blocking", "clients", "requestsPerDay", "projectedLastDay"];
+/// A readiness question's operation (the book's operators/sunset.md): of what `parameter` names,
+/// answered by `verdict`.
+fn readiness(summary: &str, parameter: Value, verdict: Value, not_found: &str) -> Value {
     json!({"summary": summary,
     "tags": ["migration"],
     "parameters": [parameter,
@@ -350,7 +164,7 @@ fn readiness(summary: &str, of: (&str, Value, Value), client: Value, not_found: 
         {"name": "limit", "in": "query", "required": false,
          "description": "Blocking clients listed, the busiest first (default 100); clients counts them all.",
          "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
-    "responses": {"200": answer("The verdict", Some(object(Value::Object(properties), &required))),
+    "responses": {"200": answer("The verdict", Some(verdict)),
         "400": validation(), "404": answer(not_found, None)}})
 }
 
@@ -372,7 +186,7 @@ pub(super) fn cursor_query() -> Value {
 /// `GET /admin/maintenance`.
 pub fn get_admin_maintenance(_: &Context) -> Value {
     json!({"summary": "Maintenance mode as every instance applies it.", "tags": ["admin"],
-    "responses": {"200": answer("Maintenance", Some(any()))}})
+    "responses": {"200": answer_of::<MaintenanceState>("Maintenance")}})
 }
 
 /// `PUT /admin/maintenance`.
@@ -380,7 +194,7 @@ pub fn put_admin_maintenance(_: &Context) -> Value {
     json!({"summary": "Turns maintenance mode on or off for every instance (audited).", "tags": ["admin"],
     "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["enabled"],
         "properties": {"enabled": {"type": "boolean"}, "retryAfterSeconds": {"type": "integer", "minimum": 0}}})),
-    "responses": {"200": answer("Maintenance", Some(any())), "400": validation()}})
+    "responses": {"200": answer_of::<MaintenanceState>("Maintenance"), "400": validation()}})
 }
 
 /// `GET /admin/dashboard`.
@@ -403,25 +217,17 @@ pub fn get_admin_dashboard_module(_: &Context) -> Value {
 pub fn get_api_migration(c: &Context) -> Value {
     json!({"summary": "The caller's own migration record (any valid token).", "tags": ["migration"],
     "parameters": [version_query(DESCRIBED)],
-    "responses": {"200": answer("The record", Some(with_required(record(c.version, c.successor), "deprecations", elements_used()))),
-                  "400": validation()}})
+    "responses": {"200": answer("The record", Some(versioned::<OwnRecord>(c))), "400": validation()}})
 }
 
 /// `GET /admin/versions/:version/readiness`.
 pub fn get_admin_versions_version_readiness(_: &Context) -> Value {
-    let client = object(
-        json!({"tenant": string(), "subject": string(),
-               "status": {"type": "string", "enum": ["done", "ready", "in-progress", "not-started", "unknown"]},
-               "requests": {"type": "integer"}, "lastRequest": time(), "mustChange": {"type": "integer"},
-               "acknowledged": {"type": "boolean"}}),
-        &["tenant", "subject", "status", "requests", "lastRequest", "mustChange", "acknowledged"],
-    );
     let version =
         json!({"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}});
     readiness(
         "Whether the version can be turned off without breaking a client that called it within the window.",
-        ("version", version, json!({"type": "integer"})),
-        client,
+        version,
+        schema_of::<readiness::Answer>(),
         "No such version",
     )
 }
@@ -488,26 +294,20 @@ pub fn get_admin_migration(c: &Context) -> Value {
         {"name": "changes", "in": "query", "required": false, "description": "met: clients whose requests met a change of the successor; none: the others.", "schema": {"type": "string", "enum": ["met", "none"]}},
         {"name": "sort", "in": "query", "required": false, "description": "The order of the pages: at-risk (the default), requests (most first) or last-seen (most recent first), each then by tenant and subject.", "schema": {"type": "string", "enum": ["at-risk", "requests", "last-seen"], "default": "at-risk"}}],
     "responses": {"200": {"description": "Records", "content": {
-        "application/json": {"schema": object(json!({"version": {"type": "integer"}, "successor": {"type": "integer"},
-            "summary": object(json!({"clients": {"type": "integer"}, "byStatus": {"type": "object", "additionalProperties": {"type": "integer"}}}), &["clients", "byStatus"]),
-            "records": {"type": "array", "items": told(record(c.version, c.successor))},
-            "nextCursor": nullable(string()),
-            "page": {"type": "integer", "description": "With page: the page answered."},
-            "pages": {"type": "integer", "description": "With page: how many pages the filter's clients fill (at least 1)."}}),
-            &["version", "successor", "summary", "records", "nextCursor"])},
+        "application/json": {"schema": versioned::<MigrationPage>(c)},
         "text/csv": {"schema": string()}}}, "400": validation()}})
 }
 
 /// `GET /admin/tenants`.
 pub fn get_admin_tenants(_: &Context) -> Value {
     json!({"summary": "Every tenant pinned to a default version.", "tags": ["migration"],
-    "responses": {"200": answer("Pins", Some(object(json!({"defaultVersion": {"type": "integer"}, "tenants": {"type": "array", "items": pin()}}), &["defaultVersion", "tenants"])))}})
+    "responses": {"200": answer_of::<PinList>("Pins")}})
 }
 
 /// `GET /admin/tenants/:tenant/default-version`.
 pub fn get_admin_tenants_tenant_default_version(_: &Context) -> Value {
     json!({"summary": "A tenant's default version.", "tags": ["migration"],
-    "parameters": [tenant_parameter()], "responses": {"200": answer("The pin", Some(pin())), "400": validation()}})
+    "parameters": [tenant_parameter()], "responses": {"200": answer_of::<PinAnswer>("The pin"), "400": validation()}})
 }
 
 /// `PUT /admin/tenants/:tenant/default-version`.
@@ -515,21 +315,19 @@ pub fn put_admin_tenants_tenant_default_version(_: &Context) -> Value {
     json!({"summary": "Pins a tenant's unversioned requests to a version, on every instance within 2 s (audited).",
     "tags": ["migration"], "parameters": [tenant_parameter()],
     "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["version"], "properties": {"version": {"type": "integer"}}})),
-    "responses": {"200": answer("The pin", Some(pin())), "400": validation()}})
+    "responses": {"200": answer_of::<PinAnswer>("The pin"), "400": validation()}})
 }
 
 /// `DELETE /admin/tenants/:tenant/default-version`.
 pub fn delete_admin_tenants_tenant_default_version(_: &Context) -> Value {
     json!({"summary": "Returns a tenant to TANDEM_DEFAULT_VERSION (audited).", "tags": ["migration"],
-    "parameters": [tenant_parameter()], "responses": {"200": answer("The pin", Some(pin())), "400": validation()}})
+    "parameters": [tenant_parameter()], "responses": {"200": answer_of::<PinAnswer>("The pin"), "400": validation()}})
 }
 
 /// `GET /admin/brownouts`.
 pub fn get_admin_brownouts(_: &Context) -> Value {
     json!({"summary": "The brownouts operators set (newest first) and those of the settings.", "tags": ["migration"],
-    "responses": {"200": answer("Brownouts", Some(object(json!({"brownouts": {"type": "array", "items": brownout()},
-        "configured": {"type": "array", "items": object(json!({"version": {"type": "integer"}, "start": time(), "end": time()}), &["version", "start", "end"])}}),
-        &["brownouts", "configured"])))}})
+    "responses": {"200": answer_of::<BrownoutList>("Brownouts")}})
 }
 
 /// `POST /admin/brownouts`.
@@ -541,23 +339,21 @@ pub fn post_admin_brownouts(_: &Context) -> Value {
         "properties": {"version": {"type": "integer"}, "deprecation": string(), "start": time(), "end": time(),
             "tenant": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}, "subject": {"type": "string", "minLength": 1, "maxLength": 255}}})),
     "responses": {"201": {"description": "Created", "headers": {"Location": {"schema": string()}},
-        "content": {"application/json": {"schema": brownout()}}}, "400": validation()}})
+        "content": {"application/json": {"schema": schema_of::<BrownoutAnswer>()}}}, "400": validation()}})
 }
 
 /// `DELETE /admin/brownouts/:id`.
 pub fn delete_admin_brownouts_id(_: &Context) -> Value {
     json!({"summary": "Ends a brownout now (audited).", "tags": ["migration"],
     "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
-    "responses": {"200": answer("The brownout, ended", Some(brownout())), "400": validation(), "404": answer("No such brownout", None)}})
+    "responses": {"200": answer_of::<BrownoutAnswer>("The brownout, ended"), "400": validation(), "404": answer("No such brownout", None)}})
 }
 
 /// `GET /admin/audit`.
 pub fn get_admin_audit(_: &Context) -> Value {
     json!({"summary": "Every change made through /admin/…, newest first.", "tags": ["admin"],
     "parameters": [{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
-    "responses": {"200": answer("Entries", Some(object(json!({"entries": {"type": "array", "items": object(
-        json!({"at": time(), "actor": string(), "action": string(), "target": string(), "before": nullable(any()), "after": nullable(any())}),
-        &["at", "actor", "action", "target", "before", "after"])}}), &["entries"]))), "400": validation()}})
+    "responses": {"200": answer_of::<AuditEntries>("Entries"), "400": validation()}})
 }
 
 /// One operation outside the versions as the router's table declares it.

@@ -10,11 +10,16 @@ use poem::{
     handler,
     web::{Data, Json},
 };
+use poem_openapi::Object;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
-    auth::Caller, core::storage::AuditEntry, ops::maintenance::Maintenance, wire::error::ApiError, workbench::Workbench,
+    auth::Caller,
+    core::storage::AuditEntry,
+    ops::maintenance::Maintenance,
+    wire::{described::rendered, documented::Nullable, error::ApiError},
+    workbench::Workbench,
 };
 
 #[derive(Deserialize)]
@@ -29,13 +34,24 @@ fn default_retry_after() -> u32 {
     120
 }
 
+/// Maintenance mode as every instance applies it.
+#[derive(Object)]
+#[oai(rename = "Maintenance", rename_all = "camelCase")]
+pub struct MaintenanceState {
+    pub enabled: bool,
+    /// The `Retry-After` of the 503s while it is on; null while off.
+    pub retry_after_seconds: Nullable<u32>,
+    /// On by `TANDEM_MAINTENANCE`, which no request turns off.
+    pub forced_by_environment: bool,
+}
+
 fn maintenance_state(mode: &Maintenance) -> Json<Value> {
     let active = mode.active();
-    Json(json!({
-        "enabled": active.is_some(),
-        "retryAfterSeconds": active,
-        "forcedByEnvironment": mode.forced(),
-    }))
+    rendered(&MaintenanceState {
+        enabled: active.is_some(),
+        retry_after_seconds: Nullable(active),
+        forced_by_environment: mode.forced(),
+    })
 }
 
 /// `GET /admin/maintenance`.

@@ -2,8 +2,10 @@
 
 use serde_json::{Value, json};
 
-use super::document::{
-    Context, answer, cursor_query, json_body, nullable, object, string, tenant_parameter, time, validation,
+use super::document::{Context, answer, cursor_query, json_body, string, tenant_parameter, time, validation};
+use crate::{
+    notices::answers::{Acknowledgement, EndpointSet, EndpointShown, NoticePage},
+    wire::described::schema_of,
 };
 
 fn endpoint_request() -> Value {
@@ -11,44 +13,6 @@ fn endpoint_request() -> Value {
         "url": {"type": "string", "format": "uri", "description": "https; not an internal address unless TANDEM_NOTICES_ALLOW_HOSTS lists its host. For the format email: mailto: and one address."},
         "format": {"type": "string", "enum": ["standard", "slack", "email"], "default": "standard",
                    "description": "email needs TANDEM_SMTP_URL (else 400 email_not_configured)."}}})
-}
-
-fn endpoint(with_secret: bool) -> Value {
-    let format = json!({"type": "string", "enum": ["standard", "slack", "email"]});
-    let confirmed =
-        json!({"type": "boolean", "description": "An e-mail endpoint's only: whether a person confirmed its address."});
-    if with_secret {
-        object(
-            json!({"url": string(), "format": format, "createdAt": time(),
-                   "secret": {"type": "string", "pattern": "^whsec_", "description": "A webhook's, shown only in this answer."},
-                   "confirmed": confirmed}),
-            &["url", "format", "createdAt"],
-        )
-    } else {
-        object(
-            json!({"url": string(), "format": format, "createdAt": time(),
-                   "disabledAt": nullable(time()), "confirmed": confirmed}),
-            &["url", "format", "createdAt", "disabledAt"],
-        )
-    }
-}
-
-fn notices_page() -> Value {
-    let mut kinds = crate::notices::payload::KINDS.to_vec();
-    kinds.push(crate::notices::email::message::CONFIRMATION);
-    let notice = object(
-        json!({"id": {"type": "string", "format": "uuid"},
-               "type": {"type": "string", "enum": kinds},
-               "tenant": string(), "subject": string(), "createdAt": time(),
-               "status": {"type": "string", "enum": ["pending", "delivered", "failed"]},
-               "attempts": {"type": "integer"}, "lastAttemptAt": nullable(time()),
-               "lastStatus": nullable(json!({"type": "integer"}))}),
-        &["id", "type", "tenant", "subject", "createdAt", "status", "attempts", "lastAttemptAt", "lastStatus"],
-    );
-    object(
-        json!({"notices": {"type": "array", "items": notice}, "nextCursor": nullable(string())}),
-        &["notices", "nextCursor"],
-    )
 }
 
 fn limit_query() -> Value {
@@ -59,14 +23,14 @@ fn limit_query() -> Value {
 /// `GET /api/migration/notices`.
 pub fn get_api_migration_notices(_: &Context) -> Value {
     json!({"summary": "Where the caller's owners are told: its own notice endpoint, without its secret.", "tags": ["notices"],
-    "responses": {"200": answer("The endpoint", Some(endpoint(false))), "404": answer("No endpoint", None)}})
+    "responses": {"200": answer("The endpoint", Some(schema_of::<EndpointShown>())), "404": answer("No endpoint", None)}})
 }
 
 /// `PUT /api/migration/notices`.
 pub fn put_api_migration_notices(_: &Context) -> Value {
     json!({"summary": "Sets the caller's notice endpoint, with a new signing secret shown only in this answer.",
     "tags": ["notices"], "requestBody": json_body(endpoint_request()),
-    "responses": {"200": answer("The endpoint and its secret", Some(endpoint(true))), "400": validation()}})
+    "responses": {"200": answer("The endpoint and its secret", Some(schema_of::<EndpointSet>())), "400": validation()}})
 }
 
 /// `DELETE /api/migration/notices`.
@@ -79,7 +43,7 @@ pub fn delete_api_migration_notices(_: &Context) -> Value {
 pub fn get_api_migration_notices_deliveries(_: &Context) -> Value {
     json!({"summary": "The notices about the caller, newest first, and how each was delivered.", "tags": ["notices"],
     "parameters": [limit_query(), cursor_query()],
-    "responses": {"200": answer("Notices", Some(notices_page())), "400": validation()}})
+    "responses": {"200": answer("Notices", Some(schema_of::<NoticePage>())), "400": validation()}})
 }
 
 /// `PUT /api/migration/acknowledgement`.
@@ -89,10 +53,7 @@ pub fn put_api_migration_acknowledgement(_: &Context) -> Value {
     "requestBody": json_body(json!({"type": "object", "additionalProperties": false, "required": ["sunsetAt"],
         "description": "Exactly one of version and deprecation.",
         "properties": {"version": {"type": "integer"}, "deprecation": string(), "sunsetAt": time()}})),
-    "responses": {"200": answer("The acknowledgement", Some(object(
-        json!({"version": {"type": "integer"}, "deprecation": string(), "sunsetAt": time(), "tenant": string(),
-               "subject": string(), "acknowledgedAt": time()}),
-        &["version", "sunsetAt", "tenant", "subject", "acknowledgedAt"]))),
+    "responses": {"200": answer("The acknowledgement", Some(schema_of::<Acknowledgement>())),
         "400": validation(), "409": answer("Not the current sunset", None)}})
 }
 
@@ -100,14 +61,14 @@ pub fn put_api_migration_acknowledgement(_: &Context) -> Value {
 pub fn get_admin_tenants_tenant_notices(_: &Context) -> Value {
     json!({"summary": "The notice endpoint of every client of a tenant, without its secret.", "tags": ["notices"],
     "parameters": [tenant_parameter()],
-    "responses": {"200": answer("The endpoint", Some(endpoint(false))), "400": validation(), "404": answer("No endpoint", None)}})
+    "responses": {"200": answer("The endpoint", Some(schema_of::<EndpointShown>())), "400": validation(), "404": answer("No endpoint", None)}})
 }
 
 /// `PUT /admin/tenants/:tenant/notices`.
 pub fn put_admin_tenants_tenant_notices(_: &Context) -> Value {
     json!({"summary": "Sets the notice endpoint of every client of a tenant, with a new secret shown only in this answer.",
     "tags": ["notices"], "parameters": [tenant_parameter()], "requestBody": json_body(endpoint_request()),
-    "responses": {"200": answer("The endpoint and its secret", Some(endpoint(true))), "400": validation()}})
+    "responses": {"200": answer("The endpoint and its secret", Some(schema_of::<EndpointSet>())), "400": validation()}})
 }
 
 /// `DELETE /admin/tenants/:tenant/notices`.
@@ -123,7 +84,7 @@ pub fn get_admin_notices(_: &Context) -> Value {
         {"name": "tenant", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$"}},
         {"name": "status", "in": "query", "required": false, "schema": {"type": "string", "enum": ["pending", "delivered", "failed"]}},
         limit_query(), cursor_query()],
-    "responses": {"200": answer("Notices", Some(notices_page())), "400": validation()}})
+    "responses": {"200": answer("Notices", Some(schema_of::<NoticePage>())), "400": validation()}})
 }
 
 fn token_query() -> Value {
@@ -140,7 +101,7 @@ fn link_page(summary: &str) -> Value {
 fn link_action(summary: &str) -> Value {
     json!({"summary": summary, "tags": ["notices"], "security": [], "parameters": [token_query()],
     "responses": {"200": {"description": "Done: the endpoint as it is now (a page, to a browser)",
-                          "content": {"application/json": {"schema": endpoint(false)}, "text/html": {"schema": string()}}},
+                          "content": {"application/json": {"schema": schema_of::<EndpointShown>()}, "text/html": {"schema": string()}}},
                   "400": validation(), "410": answer("The link expired, or its endpoint was removed or set again", None)}})
 }
 

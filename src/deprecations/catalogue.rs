@@ -1,13 +1,17 @@
 //! A declared element as the catalogue shows it, and its state at an instant.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use poem_openapi::{Enum, Object};
 
-use crate::{encoding::rfc3339_seconds as stamp, registry::deprecations::Deprecation};
+use crate::{
+    registry::deprecations::Deprecation,
+    wire::documented::Nullable,
+    workbench::answers::{ElementNamed, Stamp, stamp},
+};
 
 /// Before `deprecatedAt`, between it and `sunsetAt`, or from `sunsetAt` on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename = "DeprecationState", rename_all = "lowercase")]
 pub enum State {
     Announced,
     Deprecated,
@@ -24,25 +28,18 @@ impl State {
     }
 }
 
-#[derive(Debug, Serialize)]
-pub struct Named {
-    pub kind: &'static str,
-    /// The parameter's name or the field's pointer; `null` for an operation.
-    pub name: Option<String>,
-}
-
 /// One entry, fields in the contract's order.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Object)]
+#[oai(rename = "DeprecationEntry", rename_all = "camelCase")]
 pub struct Entry {
     pub id: String,
     pub operation: String,
-    pub element: Named,
-    pub deprecated_at: String,
-    pub sunset_at: Option<String>,
+    pub element: ElementNamed,
+    pub deprecated_at: Stamp,
+    pub sunset_at: Nullable<Stamp>,
     pub replacement: String,
     pub instruction: String,
-    pub link: Option<String>,
+    pub link: Nullable<String>,
     pub state: State,
 }
 
@@ -51,19 +48,20 @@ impl Entry {
         Entry {
             id: deprecation.id.to_string(),
             operation: deprecation.operation.clone(),
-            element: Named { kind: deprecation.element.kind(), name: deprecation.element.name().map(str::to_string) },
+            element: ElementNamed::of(&deprecation.element),
             deprecated_at: stamp(deprecation.deprecated_at),
-            sunset_at: deprecation.sunset_at.map(stamp),
+            sunset_at: Nullable(deprecation.sunset_at.map(stamp)),
             replacement: deprecation.replacement.clone(),
             instruction: deprecation.instruction.clone(),
-            link: deprecation.link.clone(),
+            link: Nullable(deprecation.link.clone()),
             state: State::of(deprecation, now),
         }
     }
 }
 
 /// `{"deprecations": [...]}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Object)]
+#[oai(rename = "DeprecationCatalogue")]
 pub struct Catalogue {
     pub deprecations: Vec<Entry>,
 }

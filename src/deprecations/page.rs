@@ -9,9 +9,14 @@ use crate::encoding::html_escaped as escape;
 
 /// What an entry retires: "the parameter `page` of `GET /api/v2/users`" (HTML).
 fn what(entry: &Entry) -> String {
-    match &entry.element.name {
+    match &entry.element.name.0 {
         Some(name) => {
-            format!("{} <code>{}</code> of <code>{}</code>", entry.element.kind, escape(name), escape(&entry.operation))
+            format!(
+                "{} <code>{}</code> of <code>{}</code>",
+                *entry.element.kind,
+                escape(name),
+                escape(&entry.operation)
+            )
         }
         None => format!("the operation <code>{}</code>", escape(&entry.operation)),
     }
@@ -23,12 +28,12 @@ pub fn release_notes(version: u16, entries: &[Entry]) -> String {
     let mut out = String::new();
     for entry in entries {
         let sunset =
-            entry.sunset_at.as_deref().map_or("no removal date yet".to_string(), |s| format!("removed at {s}"));
+            entry.sunset_at.0.as_deref().map_or("no removal date yet".to_string(), |s| format!("removed at {s}"));
         let _ = write!(
             out,
             "<li>{}: version {version} deprecates {} ({sunset}); use instead: {}. \
              <a href=\"/docs/v{version}/deprecations#{id}\">{id}</a></li>",
-            entry.deprecated_at,
+            *entry.deprecated_at,
             what(entry),
             escape(&entry.replacement),
             id = escape(&entry.id),
@@ -53,10 +58,11 @@ pub fn page(version: u16, entries: &[Entry]) -> String {
     }
     for entry in entries {
         let what = what(entry);
-        let when = match (entry.state, &entry.sunset_at) {
+        let deprecated_at = &*entry.deprecated_at;
+        let when = match (entry.state, entry.sunset_at.0.as_deref()) {
             (State::Removed, Some(sunset)) => format!("Removed since {sunset}."),
-            (_, Some(sunset)) => format!("Deprecated from {}; removed at {sunset}.", entry.deprecated_at),
-            (_, None) => format!("Deprecated from {}; no removal date yet.", entry.deprecated_at),
+            (_, Some(sunset)) => format!("Deprecated from {deprecated_at}; removed at {sunset}."),
+            (_, None) => format!("Deprecated from {deprecated_at}; no removal date yet."),
         };
         let _ = write!(
             out,
@@ -66,7 +72,7 @@ pub fn page(version: u16, entries: &[Entry]) -> String {
             escape(&entry.instruction),
             id = escape(&entry.id),
         );
-        if let Some(link) = &entry.link {
+        if let Some(link) = &entry.link.0 {
             let _ = write!(out, "<p><a href=\"{0}\">{0}</a></p>", escape(link));
         }
         out.push_str("</section>");

@@ -7,6 +7,8 @@ use poem::{
     web::{Data, Html, Json},
 };
 
+use serde_json::Value;
+
 use super::{
     catalogue::{Catalogue, Entry},
     page,
@@ -14,7 +16,10 @@ use super::{
 use crate::{
     http::Layers,
     routing::params::Param,
-    wire::error::{ApiError, Kind},
+    wire::{
+        described::rendered,
+        error::{ApiError, Kind},
+    },
 };
 
 /// `/api/v2/…` or `/docs/v2/…` → 2.
@@ -34,17 +39,17 @@ pub fn entries(layers: &Layers, version: u16) -> Vec<Entry> {
 
 /// `GET /api/v<N>/deprecations`.
 #[handler]
-pub fn all(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Result<Json<Catalogue>> {
+pub fn all(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Result<Json<Value>> {
     let version = version_of(req)?;
-    Ok(Json(Catalogue { deprecations: entries(&layers, version) }))
+    Ok(rendered(&Catalogue { deprecations: entries(&layers, version) }))
 }
 
 /// `GET /api/v<N>/deprecations/<id>`: 404 for an id version N does not declare.
 #[handler]
-pub fn one(layers: Data<&Arc<Layers>>, req: &Request, Param(id): Param) -> poem::Result<Json<Entry>> {
+pub fn one(layers: Data<&Arc<Layers>>, req: &Request, Param(id): Param) -> poem::Result<Json<Value>> {
     let version = version_of(req)?;
     let entry = entries(&layers, version).into_iter().find(|e| e.id == id);
-    Ok(Json(entry.ok_or_else(|| ApiError::new(Kind::NotFound))?))
+    Ok(rendered(&entry.ok_or_else(|| ApiError::new(Kind::NotFound))?))
 }
 
 /// `GET /docs/v<N>/deprecations`.

@@ -7,32 +7,40 @@ use poem::{
     handler,
     web::{Data, Json},
 };
-use serde::Serialize;
+use poem_openapi::Object;
+use serde_json::Value;
 
 use super::catalogue::Entry;
-use crate::{encoding::rfc3339_seconds as stamp, wire::error::ApiError, workbench::Workbench};
+use crate::{
+    wire::{described::rendered, documented::Nullable, error::ApiError},
+    workbench::{
+        Workbench,
+        answers::{Stamp, stamp},
+    },
+};
 
 /// One element: its catalogue entry, its version, and its use within 30 days.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Object)]
+#[oai(rename = "DeprecationInUse", rename_all = "camelCase")]
 pub struct InUse {
-    #[serde(flatten)]
+    #[oai(flatten)]
     pub entry: Entry,
     pub version: u16,
     /// Distinct clients whose requests used it within 30 days.
     pub clients: u64,
     /// Requests that used it within 30 days (today and the 29 days before).
     pub requests: u64,
-    pub last_used: Option<String>,
+    pub last_used: Nullable<Stamp>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Object)]
+#[oai(rename = "DeprecationsInUse")]
 pub struct Answer {
     pub deprecations: Vec<InUse>,
 }
 
 #[handler]
-pub async fn all(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Answer>> {
+pub async fn all(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
     let now = workbench.now();
     let totals = workbench.element_totals().await.map_err(ApiError::from)?;
     let deprecations = totals
@@ -42,8 +50,8 @@ pub async fn all(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Answer>>
             version: d.version,
             clients: t.clients,
             requests: t.requests,
-            last_used: t.last_used.map(stamp),
+            last_used: Nullable(t.last_used.map(stamp)),
         })
         .collect();
-    Ok(Json(Answer { deprecations }))
+    Ok(rendered(&Answer { deprecations }))
 }

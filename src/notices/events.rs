@@ -12,6 +12,7 @@ use std::{
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
+use poem_openapi::types::ToJSON;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -310,7 +311,7 @@ impl Scanner {
                     told.len() - 1
                 }
             };
-            let entry = serde_json::to_value(Entry::of(deprecation, now)).context("a catalogue entry")?;
+            let entry = Entry::of(deprecation, now).to_json().unwrap_or_default();
             let mut events = vec![Event::ElementUsed { id: id.to_string(), entry: entry.clone() }];
             if let Some(threshold) = reminder_due(deprecation.sunset_at, now) {
                 events.push(Event::ElementReminder { id: id.to_string(), entry, threshold });

@@ -11,6 +11,7 @@
 //! - `routes`: endpoints, what was sent, and the acknowledgement of a sunset.
 
 pub mod address;
+pub mod answers;
 pub mod delivery;
 pub mod email;
 pub mod events;

@@ -11,25 +11,35 @@ use poem::{
     http::StatusCode,
     web::{Data, Json, Query},
 };
+use poem_openapi::types::ToJSON;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Notices, address, email, signing};
+use super::{
+    Notices, address,
+    answers::{Acknowledgement, EndpointSet, EndpointShown, NoticeAnswer, NoticePage},
+    email, signing,
+};
 use crate::{
     auth::{Caller, tenant},
     core::{
         endpoint_url::EndpointUrl,
         fields::{FieldError, ObjectReader, Rule},
         mailbox::Mailbox,
-        storage::{AuditEntry, Client, Endpoint, Format, Notice, NoticeFilter, NoticeStatus},
+        storage::{AuditEntry, Client, Endpoint, Format, NoticeFilter, NoticeStatus},
     },
-    encoding::rfc3339_seconds as stamp,
+    encoding::rfc3339_seconds,
     routing::params::Param,
     wire::{
+        described::rendered,
+        documented::Nullable,
         error::{ApiError, Kind},
         payload::read_strict_json,
     },
-    workbench::routes::page::{self, notice_cursor, query_of, read_notice},
+    workbench::{
+        answers::stamp,
+        routes::page::{self, notice_cursor, query_of, read_notice},
+    },
 };
 
 /// The owner of an endpoint: a client (tenant and subject), or a tenant (subject empty), whose
@@ -82,15 +92,9 @@ fn required(errors: &mut Vec<FieldError>, field: &str) {
     }
 }
 
-/// An endpoint as it is shown (never its secret); an e-mail endpoint says whether its address
-/// is confirmed.
+/// An endpoint as it is shown (never its secret), in the audit trail and in answers.
 pub(crate) fn endpoint_json(e: &Endpoint) -> Value {
-    let mut shown = json!({"url": e.url.as_str(), "format": e.format.name(), "createdAt": stamp(e.created_at),
-                           "disabledAt": e.disabled_at.map(stamp)});
-    if e.format == Format::Email {
-        shown["confirmed"] = json!(e.confirmed_at.is_some());
-    }
-    shown
+    EndpointShown::of(e).to_json().unwrap_or_default()
 }
 
 /// The address of `mailto:<address>` (the scheme in any case), and nothing else.
@@ -190,15 +194,8 @@ async fn set(notices: &Arc<Notices>, owner: Owner, body: poem::Body) -> poem::Re
         _ => scan_soon(notices, stored),
     }
     audit(notices, &owner, "notices.set", before.as_ref(), Some(stored)).await;
-    let mut answer = endpoint_json(stored);
-    // A webhook's secret, this once; an address has none to keep.
-    if format != Format::Email {
-        answer["secret"] = json!(endpoint.secret);
-    }
-    if let Some(map) = answer.as_object_mut() {
-        map.remove("disabledAt");
-    }
-    Ok(Json(answer))
+    // A webhook's secret, this once.
+    Ok(rendered(&EndpointSet::of(stored, &endpoint.secret)))
 }
 
 /// Writes what is due to `endpoint` now, beside the request, rather than at the scan's next round.
@@ -282,12 +279,6 @@ pub async fn delete_tenant(
     delete(&notices, tenants(&name, &caller)?).await
 }
 
-pub fn notice_json(n: &Notice) -> Value {
-    json!({"id": n.id, "type": n.kind, "tenant": n.client.tenant, "subject": n.client.subject,
-           "createdAt": stamp(n.created_at), "status": n.status.name(), "attempts": n.attempts,
-           "lastAttemptAt": n.last_attempt_at.map(stamp), "lastStatus": n.last_status})
-}
-
 #[derive(Deserialize)]
 pub struct ListQuery {
     tenant: Option<String>,
@@ -318,7 +309,7 @@ async fn list(notices: &Notices, filter: NoticeFilter, query: &ListQuery) -> poe
     let more = notices.len() > limit;
     notices.truncate(limit);
     let next = notices.last().filter(|_| more).map(|n| notice_cursor(n.created_at, n.id, &fingerprint));
-    Ok(Json(json!({"notices": notices.iter().map(notice_json).collect::<Vec<_>>(), "nextCursor": next})))
+    Ok(rendered(&NoticePage { notices: notices.iter().map(NoticeAnswer::of).collect(), next_cursor: Nullable(next) }))
 }
 
 /// `GET /api/migration/notices/deliveries`: the notices sent (or to be sent) about the caller.
@@ -362,8 +353,8 @@ fn refuse_unless_current(current: Option<DateTime<Utc>>, asked: DateTime<Utc>) -
     if current == Some(asked) {
         return Ok(());
     }
-    let said = current.map_or_else(|| "not set".to_string(), stamp);
-    Err(ApiError::new(Kind::SunsetNotCurrent).with_member("sunsetAt", current.map(stamp)).with_detail(said))
+    let said = current.map_or_else(|| "not set".to_string(), rfc3339_seconds);
+    Err(ApiError::new(Kind::SunsetNotCurrent).with_member("sunsetAt", current.map(rfc3339_seconds)).with_detail(said))
 }
 
 /// `PUT /api/migration/acknowledgement {"version": N, "sunsetAt": "<the current sunset>"}`: the
@@ -410,8 +401,14 @@ pub async fn acknowledge(
         let client = caller.client();
         let now = notices.now();
         notices.store().acknowledge_element(&id, &client, sunset_at, now).await.map_err(ApiError::from)?;
-        return Ok(Json(json!({"version": declared.version, "deprecation": id, "sunsetAt": stamp(sunset_at),
-                              "tenant": client.tenant, "subject": client.subject, "acknowledgedAt": stamp(now)})));
+        return Ok(rendered(&Acknowledgement {
+            version: declared.version,
+            deprecation: Some(id),
+            sunset_at: stamp(sunset_at),
+            tenant: client.tenant.to_string(),
+            subject: client.subject.to_string(),
+            acknowledged_at: stamp(now),
+        }));
     }
     let lineup = registry.lineup();
     let retiring: Vec<u16> = lineup.numbers().filter(|v| lineup.retiring(*v)).collect();
@@ -433,6 +430,12 @@ pub async fn acknowledge(
     let client = caller.client();
     let now = notices.now();
     notices.store().acknowledge(version, &client, sunset_at, now).await.map_err(ApiError::from)?;
-    Ok(Json(json!({"version": version, "sunsetAt": stamp(sunset_at), "tenant": client.tenant,
-                   "subject": client.subject, "acknowledgedAt": stamp(now)})))
+    Ok(rendered(&Acknowledgement {
+        version,
+        deprecation: None,
+        sunset_at: stamp(sunset_at),
+        tenant: client.tenant.to_string(),
+        subject: client.subject.to_string(),
+        acknowledged_at: stamp(now),
+    }))
 }

@@ -23,6 +23,9 @@ pub enum Element {
 }
 
 impl Element {
+    /// Every kind, as [`Element::kind`] names it.
+    pub const KINDS: [&str; 4] = ["operation", "parameter", "field", "responseField"];
+
     /// As the catalogue names its kind.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -221,6 +224,14 @@ fn element(entry: &DeprecationSettings) -> anyhow::Result<Element> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_is_listed_as_it_is_named() {
+        let one = || "x".to_string();
+        let elements =
+            [Element::Operation, Element::Parameter(one()), Element::Field(one()), Element::ResponseField(one())];
+        assert_eq!(elements.map(|e| e.kind()), Element::KINDS);
+    }
 
     fn spec() -> Value {
         serde_json::from_str(&crate::versions::all().into_iter().find(|v| v.number == 2).unwrap().document).unwrap()

@@ -39,6 +39,18 @@ impl<T, R> Documented<T, R> {
     }
 }
 
+impl<T: std::fmt::Debug, R> std::fmt::Debug for Documented<T, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: std::fmt::Display, R> std::fmt::Display for Documented<T, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 impl<T, R> Deref for Documented<T, R> {
     type Target = T;
 
@@ -112,7 +124,16 @@ impl<T: ToJSON, R: Rules> ToJSON for Documented<T, R> {
 }
 
 /// A field that is always present, `null` when it has no value (required and nullable).
+#[derive(Debug)]
 pub struct Nullable<T>(pub Option<T>);
+
+impl<T> Deref for Nullable<T> {
+    type Target = Option<T>;
+
+    fn deref(&self) -> &Option<T> {
+        &self.0
+    }
+}
 
 impl<T: Serialize> Serialize for Nullable<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -202,6 +223,15 @@ impl<const N: usize> Rules for MaxLength<N> {
     }
 }
 
+/// `maxItems`.
+pub struct MaxItems<const N: usize>;
+
+impl<const N: usize> Rules for MaxItems<N> {
+    fn document(schema: &mut MetaSchema) {
+        schema.max_items = Some(N);
+    }
+}
+
 /// The value the service uses when the client sends none.
 pub struct Default<const N: i64>;
 
@@ -243,6 +273,10 @@ rules! {
     ReadOnly: |schema| schema.read_only = true;
     /// RFC 3339, as the service writes it: UTC with `Z`.
     DateTime: |schema| schema.format = Some("date-time");
+    /// A UTC day: `2026-12-03`.
+    Date: |schema| schema.format = Some("date");
+    /// A JSON object of any shape.
+    AnObject: |schema| schema.ty = "object";
     Email: |schema| schema.format = Some("email");
     UuidFormat: |schema| schema.format = Some("uuid");
     UserRef: |schema| schema.pattern = matching(&pattern::USER_REF);

@@ -7,6 +7,7 @@ pub mod answers;
 pub mod body_limit;
 pub mod body_policy;
 pub mod context;
+pub mod described;
 pub mod documented;
 pub mod duplicates;
 pub mod envelope;

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::{Value, json};
 
 use super::Workbench;
 use crate::{
@@ -13,7 +12,6 @@ use crate::{
         CoreError,
         storage::{Client, ElementTotals, UseKind},
     },
-    encoding::rfc3339_seconds as stamp,
     registry::{deprecations::Deprecation, lifecycle::whole_days_left},
 };
 
@@ -31,26 +29,6 @@ pub struct Used {
     pub last_used: DateTime<Utc>,
     /// Whole days until its sunset, as of the question.
     pub days_left: Option<i64>,
-}
-
-impl Used {
-    /// As `GET /api/migration` and the guide list it.
-    pub fn to_json(&self) -> Value {
-        let d = &self.deprecation;
-        json!({
-            "id": &*d.id,
-            "version": d.version,
-            "operation": d.operation,
-            "element": {"kind": d.element.kind(), "name": d.element.name()},
-            "requests": self.requests,
-            "firstUsed": stamp(self.first_used),
-            "lastUsed": stamp(self.last_used),
-            "sunsetAt": d.sunset_at.map(stamp),
-            "daysLeft": self.days_left,
-            "replacement": d.replacement,
-            "instruction": d.instruction,
-        })
-    }
 }
 
 impl Workbench {

@@ -3,14 +3,10 @@
 //! The routes render it (JSON, markdown, HTML); every notice carries it.
 
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use poem_openapi::types::ToJSON;
+use serde_json::Value;
 
-use super::{
-    Workbench,
-    elements::Used,
-    records::{ClientRecord, details_json},
-    view,
-};
+use super::{Workbench, answers::GuideAnswer, elements::Used, records::ClientRecord, view};
 use crate::{
     changes::Change,
     core::{
@@ -71,27 +67,6 @@ pub struct MustChange {
     pub requests: u64,
     /// (detail, requests, last seen), most requests first.
     pub details: Vec<(String, u64, DateTime<Utc>)>,
-}
-
-impl GuideRoute {
-    fn to_json(&self) -> Value {
-        json!({
-            "method": self.method,
-            "route": self.route,
-            "requests": self.requests,
-            "successor": self.successor.as_ref().map(|path| json!({"method": self.method, "path": path})),
-            "mustChange": self.must_change.iter().map(|m| json!({
-                "change": m.change.id,
-                "title": m.change.title,
-                "instruction": m.change.instruction,
-                "requests": m.requests,
-                "details": details_json(&m.details),
-            })).collect::<Vec<_>>(),
-            "mustRead": self.must_read.iter().map(|c| json!({
-                "change": c.id, "title": c.title, "instruction": c.instruction,
-            })).collect::<Vec<_>>(),
-        })
-    }
 }
 
 impl Guide {
@@ -158,20 +133,9 @@ impl Guide {
         self.deprecations = used;
     }
 
+    /// As the guide's JSON form and every notice carry it.
     pub fn to_json(&self) -> Value {
-        let routes: Vec<Value> = self.routes.iter().map(GuideRoute::to_json).collect();
-        json!({
-            "tenant": self.tenant,
-            "subject": self.subject,
-            "from": self.from,
-            "to": self.to,
-            "status": self.status.name(),
-            "sunsetAt": self.sunset_at.map(stamp),
-            "daysLeft": self.days_left,
-            "nextStep": self.next_step,
-            "routes": routes,
-            "deprecations": self.deprecations.iter().map(Used::to_json).collect::<Vec<_>>(),
-        })
+        GuideAnswer::of(self).to_json().unwrap_or_default()
     }
 }
 

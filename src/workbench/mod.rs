@@ -17,6 +17,7 @@
 //! It never knows which version is which: versions, and which follows which, come from the
 //! lifecycle's [`Lineup`](crate::registry::lifecycle::Lineup).
 
+pub mod answers;
 pub mod clients;
 pub mod counting;
 pub mod elements;

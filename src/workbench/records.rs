@@ -233,13 +233,3 @@ fn add_routes(into: &mut Vec<RouteActivity>, add: Vec<RouteActivity>) {
         }
     }
 }
-
-/// What met an exposure, as the record and the guide list it.
-pub fn details_json(details: &[(String, u64, DateTime<Utc>)]) -> Vec<serde_json::Value> {
-    details
-        .iter()
-        .map(|(detail, requests, last)| {
-            serde_json::json!({"detail": detail, "requests": requests, "lastSeen": crate::encoding::rfc3339_seconds(*last)})
-        })
-        .collect()
-}

@@ -2,16 +2,18 @@
 //! targeted brownouts, and the audit trail of every change made through `/admin/…`.
 
 use chrono::{DateTime, Utc};
-use serde_json::json;
+use poem_openapi::types::ToJSON;
 use uuid::Uuid;
 
-use super::Workbench;
+use super::{
+    Workbench,
+    answers::{BrownoutAnswer, PinAnswer},
+};
 use crate::core::{
     CoreError,
     fields::{FieldError, Rule},
     storage::{AuditEntry, Brownout, Pin},
 };
-use crate::encoding::rfc3339_seconds as stamp;
 
 /// A brownout as an operator asks for it, before it is checked.
 #[derive(Debug, Clone, Default)]
@@ -30,30 +32,9 @@ fn instant(raw: Option<&str>, field: &str) -> Result<DateTime<Utc>, FieldError> 
     DateTime::parse_from_rfc3339(raw).map(|t| t.with_timezone(&Utc)).map_err(|_| FieldError::body(field, Rule::Invalid))
 }
 
-/// A pin as the audit trail and `GET` show it.
-pub fn pin_json(pin: &Pin, default_version: u16) -> serde_json::Value {
-    json!({
-        "tenant": pin.tenant,
-        "version": pin.version.unwrap_or(default_version),
-        "previous": pin.previous,
-        "changedAt": stamp(pin.changed_at),
-        "changedBy": pin.changed_by,
-    })
-}
-
-pub fn brownout_json(b: &Brownout) -> serde_json::Value {
-    json!({
-        "id": b.id,
-        "version": b.version,
-        "start": stamp(b.start),
-        "end": stamp(b.end),
-        "tenant": b.tenant,
-        "subject": b.subject,
-        "createdAt": stamp(b.created_at),
-        "createdBy": b.created_by,
-        "endedAt": b.ended_at.map(stamp),
-        "deprecation": b.deprecation,
-    })
+/// What the audit trail keeps of an answer: its JSON.
+fn audited(answer: &impl ToJSON) -> String {
+    answer.to_json().unwrap_or_default().to_string()
 }
 
 impl Brownout {
@@ -114,9 +95,9 @@ impl Workbench {
             actor: actor.to_string(),
             action: if version.is_some() { "pin.set" } else { "pin.cleared" }.to_string(),
             target: format!("tenant:{tenant}"),
-            before: before.map(|p| pin_json(&p, default_version).to_string()),
+            before: before.map(|p| audited(&PinAnswer::of(&p, default_version))),
             // A pin cleared is gone: its tenant follows the default again.
-            after: version.map(|_| pin_json(&pin, default_version).to_string()),
+            after: version.map(|_| audited(&PinAnswer::of(&pin, default_version))),
         };
         self.store.save_pin(&pin, &audit).await?;
         Ok(pin)
@@ -188,7 +169,7 @@ impl Workbench {
             action: "brownout.created".into(),
             target: format!("brownout:{}", brownout.id),
             before: None,
-            after: Some(brownout_json(&brownout).to_string()),
+            after: Some(audited(&BrownoutAnswer::of(&brownout))),
         };
         self.store.add_brownout(&brownout, &audit).await?;
         Ok(brownout)
@@ -203,8 +184,8 @@ impl Workbench {
             actor: actor.to_string(),
             action: "brownout.ended".into(),
             target: format!("brownout:{id}"),
-            before: Some(brownout_json(&before).to_string()),
-            after: Some(brownout_json(&after).to_string()),
+            before: Some(audited(&BrownoutAnswer::of(&before))),
+            after: Some(audited(&BrownoutAnswer::of(&after))),
         };
         if !self.store.end_brownout(id, now, &audit).await? {
             return Err(CoreError::NotFound);

@@ -20,6 +20,8 @@ pub enum Format {
 }
 
 impl Format {
+    pub const ALL: [Format; 3] = [Format::Standard, Format::Slack, Format::Email];
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Standard => "standard",
@@ -29,7 +31,7 @@ impl Format {
     }
 
     pub fn named(name: &str) -> Option<Format> {
-        [Format::Standard, Format::Slack, Format::Email].into_iter().find(|f| f.name() == name)
+        Format::ALL.into_iter().find(|f| f.name() == name)
     }
 }
 
@@ -69,6 +71,8 @@ pub enum NoticeStatus {
 }
 
 impl NoticeStatus {
+    pub const ALL: [NoticeStatus; 3] = [NoticeStatus::Pending, NoticeStatus::Delivered, NoticeStatus::Failed];
+
     pub fn name(self) -> &'static str {
         match self {
             NoticeStatus::Pending => "pending",

@@ -2,14 +2,18 @@
 //! sunset-check`): a question checked against the registry, and the typed answer both render.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use poem_openapi::Object;
 
 use super::{MAX_WINDOW, Readiness};
 use crate::{
     core::{CoreError, storage::Store},
-    encoding::rfc3339_seconds as stamp,
     registry::Registry,
-    workbench::{counting::Counting, view::Versions},
+    wire::documented::{Documented, Nullable},
+    workbench::{
+        answers::{Day, DayRequests, Stamp, StatusName, stamp, status},
+        counting::Counting,
+        view::Versions,
+    },
 };
 
 /// Days looked back over when none are named.
@@ -43,45 +47,46 @@ pub struct Question {
     pub now: DateTime<Utc>,
 }
 
-/// The answer, as the admin route serves it: fields in this order.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Whether the version can be turned off, and who would break.
+#[derive(Debug, Object)]
+#[oai(rename = "VersionReadiness", rename_all = "camelCase")]
 pub struct Answer {
     pub version: u16,
     /// Only once the version is deprecated.
-    pub sunset_at: Option<String>,
-    pub days_left: Option<i64>,
+    pub sunset_at: Nullable<Stamp>,
+    pub days_left: Nullable<i64>,
+    /// Days looked back over, today included.
     pub window: u32,
     pub ready: bool,
+    /// The busiest first, at most `limit`.
     pub blocking: Vec<BlockingClient>,
     pub clients: ClientTotals,
     pub requests_per_day: Vec<DayRequests>,
-    pub projected_last_day: Option<String>,
+    /// The day the requests reach zero at their pace; null when they do not fall.
+    pub projected_last_day: Nullable<Day>,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Object)]
+#[oai(rename = "VersionBlockingClient", rename_all = "camelCase")]
 pub struct BlockingClient {
     pub tenant: String,
     pub subject: String,
-    pub status: &'static str,
+    pub status: StatusName,
     pub requests: u64,
-    pub last_request: String,
+    pub last_request: Stamp,
+    /// The distinct changes its requests met.
     pub must_change: u32,
+    /// Whether it acknowledged the sunset in force.
     pub acknowledged: bool,
 }
 
-#[derive(Debug, Serialize)]
+/// Every blocking client, not only those listed.
+#[derive(Debug, Object)]
+#[oai(rename = "ReadinessClients")]
 pub struct ClientTotals {
     pub seen: u64,
     pub blocking: u64,
     pub acknowledged: u64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct DayRequests {
-    pub day: String,
-    pub requests: u64,
 }
 
 /// The readiness of a version over a window, from the store (what every instance wrote) and
@@ -118,7 +123,7 @@ impl Answer {
             .map(|b| BlockingClient {
                 tenant: b.client.tenant.to_string(),
                 subject: b.client.subject.to_string(),
-                status: b.status.name(),
+                status: status(b.status),
                 requests: b.requests,
                 last_request: stamp(b.last_request),
                 must_change: b.must_change,
@@ -127,8 +132,8 @@ impl Answer {
             .collect();
         Answer {
             version: readiness.version,
-            sunset_at: lifecycle.sunset_at.filter(|_| deprecated).map(stamp),
-            days_left: lifecycle.days_left(now).filter(|_| deprecated),
+            sunset_at: Nullable(lifecycle.sunset_at.filter(|_| deprecated).map(stamp)),
+            days_left: Nullable(lifecycle.days_left(now).filter(|_| deprecated)),
             window: readiness.window,
             ready: readiness.ready(),
             blocking,
@@ -140,9 +145,9 @@ impl Answer {
             requests_per_day: readiness
                 .per_day
                 .iter()
-                .map(|(day, n)| DayRequests { day: day.to_string(), requests: *n })
+                .map(|(day, n)| DayRequests { day: Documented::new(day.to_string()), requests: *n })
                 .collect(),
-            projected_last_day: readiness.projected_last_day.map(|d| d.to_string()),
+            projected_last_day: Nullable(readiness.projected_last_day.map(|d| Documented::new(d.to_string()))),
         }
     }
 }

@@ -6,17 +6,20 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use serde::Serialize;
+use poem_openapi::Object;
 
-use super::{ClientTotals, DayRequests, MAX_WINDOW, Unanswerable, projected_last_day};
+use super::{ClientTotals, MAX_WINDOW, Unanswerable, projected_last_day};
 use crate::{
     core::{
         CoreError,
         storage::{Client, Store, Window, Windowed},
     },
-    encoding::rfc3339_seconds as stamp,
     registry::{Registry, lifecycle::whole_days_left},
-    workbench::counting::Counting,
+    wire::documented::{Documented, Nullable},
+    workbench::{
+        answers::{Day, DayRequests, Stamp, stamp},
+        counting::Counting,
+    },
 };
 
 pub struct Question<'q> {
@@ -27,28 +30,32 @@ pub struct Question<'q> {
     pub now: DateTime<Utc>,
 }
 
-/// The answer, fields in the contract's order.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Whether the element can be removed, and who would break.
+#[derive(Debug, Object)]
+#[oai(rename = "ElementReadiness", rename_all = "camelCase")]
 pub struct Answer {
     pub deprecation: String,
-    pub sunset_at: Option<String>,
-    pub days_left: Option<i64>,
+    pub sunset_at: Nullable<Stamp>,
+    pub days_left: Nullable<i64>,
+    /// Days looked back over, today included.
     pub window: u32,
     pub ready: bool,
+    /// The busiest first, at most `limit`.
     pub blocking: Vec<BlockingClient>,
     pub clients: ClientTotals,
     pub requests_per_day: Vec<DayRequests>,
-    pub projected_last_day: Option<String>,
+    /// The day the uses reach zero at their pace; null when they do not fall.
+    pub projected_last_day: Nullable<Day>,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Object)]
+#[oai(rename = "ElementBlockingClient", rename_all = "camelCase")]
 pub struct BlockingClient {
     pub tenant: String,
     pub subject: String,
     pub requests: u64,
-    pub last_used: String,
+    pub last_used: Stamp,
+    /// Whether it acknowledged the sunset in force.
     pub acknowledged: bool,
 }
 
@@ -128,8 +135,8 @@ pub async fn answer(
         .collect();
     Ok(Ok(Answer {
         deprecation: id.to_string(),
-        sunset_at: deprecation.sunset_at.map(stamp),
-        days_left: deprecation.sunset_at.map(|s| whole_days_left(s, now)),
+        sunset_at: Nullable(deprecation.sunset_at.map(stamp)),
+        days_left: Nullable(deprecation.sunset_at.map(|s| whole_days_left(s, now))),
         window,
         ready: clients == 0,
         blocking: ranked
@@ -143,10 +150,10 @@ pub async fn answer(
             })
             .collect(),
         clients: ClientTotals { seen: clients, blocking: clients, acknowledged: acknowledged_clients },
-        projected_last_day: projected_last_day(&per_day).map(|d| d.to_string()),
+        projected_last_day: Nullable(projected_last_day(&per_day).map(|d| Documented::new(d.to_string()))),
         requests_per_day: per_day
             .into_iter()
-            .map(|(day, n)| DayRequests { day: day.to_string(), requests: n })
+            .map(|(day, n)| DayRequests { day: Documented::new(day.to_string()), requests: n })
             .collect(),
     }))
 }

@@ -22,7 +22,7 @@ use crate::core::{
     storage::{Client, Store, Window},
 };
 
-pub use answer::{Answer, ClientTotals, DEFAULT_WINDOW, DayRequests, Question, Unanswerable, answer};
+pub use answer::{Answer, ClientTotals, DEFAULT_WINDOW, Question, Unanswerable, answer};
 pub use report::{REPORTED, report, report_element};
 
 /// The longest window readiness looks back over, in days: usage is kept at least that long.

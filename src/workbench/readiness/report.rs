@@ -25,10 +25,10 @@ pub fn report(answer: &Answer) -> String {
         );
     }
     let told = Told {
-        sunset_at: answer.sunset_at.as_deref(),
-        days_left: answer.days_left,
+        sunset_at: answer.sunset_at.as_deref().map(String::as_str),
+        days_left: *answer.days_left,
         clients: &answer.clients,
-        projected_last_day: answer.projected_last_day.as_deref(),
+        projected_last_day: answer.projected_last_day.as_deref().map(String::as_str),
         what: "traffic",
     };
     facts(&mut out, &told);
@@ -60,10 +60,10 @@ pub fn report_element(answer: &element::Answer) -> String {
         let _ = writeln!(out, "{id} is NOT ready to remove: {count} client(s) used it in the last {window} days.");
     }
     let told = Told {
-        sunset_at: answer.sunset_at.as_deref(),
-        days_left: answer.days_left,
+        sunset_at: answer.sunset_at.as_deref().map(String::as_str),
+        days_left: *answer.days_left,
         clients: &answer.clients,
-        projected_last_day: answer.projected_last_day.as_deref(),
+        projected_last_day: answer.projected_last_day.as_deref().map(String::as_str),
         what: "use",
     };
     facts(&mut out, &told);

@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use poem::{
     Body, IntoResponse, Request, Response, handler,
     web::{Data, Json, Query},
 };
+use poem_openapi::types::ToJSON;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::page::{self, place_cursor, query_of, read_place};
 use crate::{
@@ -24,10 +24,12 @@ use crate::{
     encoding::rfc3339_seconds as stamp,
     wire::{
         context::RequestInfo,
+        documented::Nullable,
         error::{ApiError, Kind},
     },
-    workbench::{Workbench, elements::Used, records::details_json},
     workbench::{
+        Workbench,
+        answers::{ByStatus, LastNotice, MigrationPage, OwnRecord, Record, Summary, Told, ToldRecord, named_for},
         records::ClientRecord,
         view::{self, Slice, Start, Versions},
     },
@@ -38,59 +40,10 @@ pub struct MineQuery {
     version: Option<u16>,
 }
 
-/// One record as the book's operators/workbench.md shapes it; `used`: the client's own.
-fn record_json(
-    workbench: &Workbench,
-    record: &ClientRecord,
-    versions: &Versions,
-    used: Option<&[Used]>,
-    now: DateTime<Utc>,
-) -> Value {
+/// `answer` (a record or a page of them) with its last requests named after `versions`.
+fn versioned(answer: &impl ToJSON, versions: &Versions) -> Value {
     let (version, successor) = (versions.version, versions.successor.unwrap_or(versions.version));
-    let lifecycle = workbench.registry.lifecycle(version).cloned().unwrap_or_default();
-    let routes: Vec<Value> = record
-        .routes
-        .iter()
-        .map(|route| {
-            json!({
-                "method": route.method,
-                "route": route.route,
-                "called": workbench.registry.called_path(version, &route.route),
-                "requests": route.requests,
-                "firstSeen": route.first_seen.map(stamp),
-                "lastSeen": route.last_seen.map(stamp),
-                "successor": workbench.registry.successor_template(version, &route.route),
-                "changes": workbench.registry.changes_touching(version, &route.method, &route.route),
-                "exposures": route.exposures.iter().map(|e| {
-                    json!({"change": e.change, "requests": e.requests, "lastSeen": stamp(e.last_seen),
-                           "details": details_json(&e.details)})
-                }).collect::<Vec<_>>(),
-                "dryRuns": route.dry_runs.iter().map(|(version, requests, last)| {
-                    json!({"version": version, "requests": requests, "lastSeen": stamp(*last)})
-                }).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let mut body = serde_json::Map::new();
-    body.insert("tenant".into(), json!(record.tenant));
-    body.insert("subject".into(), json!(record.subject));
-    body.insert("version".into(), json!(version));
-    body.insert("status".into(), json!(record.status.name()));
-    body.insert("deprecatedAt".into(), json!(lifecycle.deprecated_at.map(stamp)));
-    body.insert("sunsetAt".into(), json!(lifecycle.sunset_at.map(stamp)));
-    body.insert("daysLeft".into(), json!(lifecycle.days_left(now)));
-    body.insert(format!("lastV{version}Request"), json!(record.last_old.map(stamp)));
-    body.insert(format!("lastV{successor}Request"), json!(record.last_new.map(stamp)));
-    body.insert("lastRehearsal".into(), json!(record.last_rehearsal.map(stamp)));
-    body.insert("lastDryRun".into(), json!(record.last_dry_run.map(stamp)));
-    body.insert("brownoutRefusals".into(), json!(record.refusals));
-    body.insert("routes".into(), Value::Array(routes));
-    // A client's own record lists the deprecated elements it used (the book's
-    // operators/elements.md).
-    if let Some(used) = used {
-        body.insert("deprecations".into(), used.iter().map(Used::to_json).collect());
-    }
-    Value::Object(body)
+    named_for(answer.to_json().unwrap_or_default(), version, successor)
 }
 
 /// `GET /api/migration`: the caller's own record, its rows alone, this instance's counts not
@@ -108,7 +61,8 @@ pub async fn mine(
     let record =
         view::record(workbench.store(), &workbench.counting, &client, &versions, now).await.map_err(ApiError::from)?;
     let used = workbench.elements_used(&client).await.map_err(ApiError::from)?;
-    Ok(Json(record_json(workbench, &record, &versions, Some(&used), now)))
+    let answer = OwnRecord::of(Record::of(workbench, &record, &versions, now), &used);
+    Ok(Json(versioned(&answer, &versions)))
 }
 
 #[derive(Deserialize)]
@@ -248,36 +202,30 @@ pub async fn everyone(
         view::everyone(workbench.store(), &workbench.counting, &asked.versions, &asked.filter, &asked.slice, now)
             .await
             .map_err(ApiError::from)?;
-    let by_status: serde_json::Map<String, Value> =
-        Status::ALL.iter().map(|s| (s.name().to_string(), json!(page.counts.of(*s)))).collect();
     let told = told(workbench, &page.records).await?;
-    let records: Vec<Value> = page
+    let records = page
         .records
         .iter()
-        .map(|r| {
-            let mut record = record_json(workbench, r, &asked.versions, None, now);
-            record["notices"] = told(r);
-            record
-        })
+        .map(|r| ToldRecord { record: Record::of(workbench, r, &asked.versions, now), notices: told(r) })
         .collect();
-    let mut body = json!({
-        "version": asked.versions.version,
-        "successor": asked.versions.successor,
-        "summary": {"clients": page.counts.total(), "byStatus": by_status},
-        "records": records,
-        "nextCursor": page.next.as_ref().map(|p| place_cursor(p, asked.slice.order, &asked.query)),
-    });
     // A numbered page says where it is: `pages` is at least 1, the one page of no clients.
-    if let Some(number) = asked.page {
-        body["page"] = json!(number);
-        body["pages"] = json!(page.counts.total().div_ceil(asked.slice.limit as u64).max(1));
-    }
-    Ok(Json(body).into_response())
+    let pages = page.counts.total().div_ceil(asked.slice.limit as u64).max(1);
+    let body = MigrationPage {
+        version: asked.versions.version,
+        // Asked of a version a successor follows (`Workbench::versions`).
+        successor: asked.versions.successor.unwrap_or(asked.versions.version),
+        summary: Summary { clients: page.counts.total(), by_status: ByStatus::of(|s| page.counts.of(s)) },
+        records,
+        next_cursor: Nullable(page.next.as_ref().map(|p| place_cursor(p, asked.slice.order, &asked.query))),
+        page: asked.page,
+        pages: asked.page.map(|_| pages),
+    };
+    Ok(Json(versioned(&body, &asked.versions)).into_response())
 }
 
 /// How each client of a page is told (the book's clients/notices.md): whether an endpoint (its own
 /// or its tenant's) reaches it, and its last notice.
-async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Value, ApiError> {
+async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn(&ClientRecord) -> Told, ApiError> {
     let clients: Vec<Client> = records.iter().map(|r| Client::new(&r.tenant, &r.subject)).collect();
     let endpoints = workbench.store().endpoints_for(&clients).await.map_err(ApiError::from)?;
     let last = workbench.store().last_notices(&clients).await.map_err(ApiError::from)?;
@@ -286,8 +234,7 @@ async fn told(workbench: &Workbench, records: &[ClientRecord]) -> Result<impl Fn
             e.disabled_at.is_none() && e.tenant == r.tenant && (e.subject.is_empty() || e.subject == r.subject)
         });
         let last = last.iter().find(|n| *n.client.tenant == *r.tenant && *n.client.subject == *r.subject);
-        json!({"endpoint": reached, "last": last.map(|n| json!({"type": n.kind, "status": n.status.name(),
-                                                                   "createdAt": stamp(n.created_at)}))})
+        Told { endpoint: reached, last: Nullable(last.map(LastNotice::of)) }
     })
 }
 

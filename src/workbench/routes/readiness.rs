@@ -10,12 +10,16 @@ use poem::{
     web::{Data, Json, Query},
 };
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::page;
 use crate::{
     core::fields::{FieldError, Rule},
     routing::params::Param,
-    wire::error::{ApiError, Kind},
+    wire::{
+        described::rendered,
+        error::{ApiError, Kind},
+    },
     workbench::{
         Workbench,
         readiness::{self, DEFAULT_WINDOW, Question, Unanswerable, element},
@@ -35,13 +39,13 @@ pub async fn of_version(
     workbench: Data<&Arc<Workbench>>,
     Param(version): Param,
     query: Query<ReadinessQuery>,
-) -> poem::Result<Json<readiness::Answer>> {
+) -> poem::Result<Json<Value>> {
     let version = version.parse::<u16>().map_err(|_| ApiError::new(Kind::NotFound))?;
     let (window, limit) = window_and_limit(&query)?;
     let question = Question { version, window, limit, now: workbench.now() };
     let workbench = &workbench;
     let answer = readiness::answer(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
-    Ok(Json(answer.map_err(ApiError::from)?.map_err(refused)?))
+    Ok(rendered(&answer.map_err(ApiError::from)?.map_err(refused)?))
 }
 
 /// The window asked for (a bad one is told by the answer, as the command tells it), and the limit.
@@ -69,10 +73,10 @@ pub async fn of_deprecation(
     workbench: Data<&Arc<Workbench>>,
     Param(id): Param,
     query: Query<ReadinessQuery>,
-) -> poem::Result<Json<element::Answer>> {
+) -> poem::Result<Json<Value>> {
     let (window, limit) = window_and_limit(&query)?;
     let question = element::Question { deprecation: &id, window, limit, now: workbench.now() };
     let workbench = &workbench;
     let answer = element::answer(workbench.store(), Some(&workbench.counting), &workbench.registry, question).await;
-    Ok(Json(answer.map_err(ApiError::from)?.map_err(refused)?))
+    Ok(rendered(&answer.map_err(ApiError::from)?.map_err(refused)?))
 }

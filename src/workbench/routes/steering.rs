@@ -9,16 +9,20 @@ use poem::{
     web::{Data, Json, Query},
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
     auth::{Caller, tenant},
     core::fields::{FieldError, Rule},
-    encoding::rfc3339_seconds as stamp,
     routing::params::Param,
-    wire::error::ApiError,
-    workbench::Workbench,
-    workbench::steering::{BrownoutRequest, brownout_json, pin_json},
+    wire::{described::rendered, error::ApiError},
+    workbench::{
+        Workbench,
+        answers::{
+            AuditEntries, AuditEntryAnswer, BrownoutAnswer, BrownoutList, ConfiguredBrownout, PinAnswer, PinList, stamp,
+        },
+        steering::BrownoutRequest,
+    },
 };
 
 /// Reads a JSON body strictly; anything else is a 400 about the body as a whole.
@@ -47,10 +51,11 @@ pub async fn get_pin(workbench: Data<&Arc<Workbench>>, Param(name): Param) -> po
     tenant_param(&name)?;
     let default = workbench.registry.default_version();
     let pins = workbench.pins().await.map_err(ApiError::from)?;
-    Ok(Json(match pins.iter().find(|p| p.tenant == name) {
-        Some(pin) => pin_json(pin, default),
-        None => json!({"tenant": name, "version": default, "previous": null, "changedAt": null, "changedBy": null}),
-    }))
+    let pin = match pins.iter().find(|p| p.tenant == name) {
+        Some(pin) => PinAnswer::of(pin, default),
+        None => PinAnswer::unpinned(&name, default),
+    };
+    Ok(rendered(&pin))
 }
 
 /// `PUT /admin/tenants/<tenant>/default-version {"version": 2}`: requests of the tenant that
@@ -73,7 +78,7 @@ pub async fn put_pin(
         .await
         .map_err(ApiError::from)?;
     refresh(&workbench).await;
-    Ok(Json(pin_json(&pin, workbench.registry.default_version())))
+    Ok(rendered(&PinAnswer::of(&pin, workbench.registry.default_version())))
 }
 
 /// `DELETE /admin/tenants/<tenant>/default-version`: back to `TANDEM_DEFAULT_VERSION`.
@@ -90,7 +95,7 @@ pub async fn delete_pin(
         .await
         .map_err(ApiError::from)?;
     refresh(&workbench).await;
-    Ok(Json(pin_json(&pin, default)))
+    Ok(rendered(&PinAnswer::of(&pin, default)))
 }
 
 /// `GET /admin/tenants`: every tenant whose default version an operator set.
@@ -98,8 +103,8 @@ pub async fn delete_pin(
 pub async fn list_pins(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
     let default = workbench.registry.default_version();
     let pins = workbench.pins().await.map_err(ApiError::from)?;
-    let pinned: Vec<Value> = pins.iter().filter(|p| p.version.is_some()).map(|p| pin_json(p, default)).collect();
-    Ok(Json(json!({"defaultVersion": default, "tenants": pinned})))
+    let tenants = pins.iter().filter(|p| p.version.is_some()).map(|p| PinAnswer::of(p, default)).collect();
+    Ok(rendered(&PinList { default_version: default, tenants }))
 }
 
 #[derive(Deserialize)]
@@ -136,7 +141,7 @@ pub async fn create_brownout(
         .await
         .map_err(ApiError::from)?;
     refresh(&workbench).await;
-    Ok(Json(brownout_json(&brownout))
+    Ok(rendered(&BrownoutAnswer::of(&brownout))
         .with_status(StatusCode::CREATED)
         .with_header("location", format!("/admin/brownouts/{}", brownout.id))
         .into_response())
@@ -146,18 +151,16 @@ pub async fn create_brownout(
 #[handler]
 pub async fn list_brownouts(workbench: Data<&Arc<Workbench>>) -> poem::Result<Json<Value>> {
     let brownouts = workbench.brownouts().await.map_err(ApiError::from)?;
-    let configured: Vec<Value> = workbench
+    let configured = workbench
         .registry
         .versions()
         .flat_map(|n| {
             let lifecycle = workbench.registry.lifecycle(n).cloned().unwrap_or_default();
-            lifecycle.brownouts.into_iter().map(move |(s, e)| json!({"version": n, "start": stamp(s), "end": stamp(e)}))
+            let configured = move |(s, e)| ConfiguredBrownout { version: n, start: stamp(s), end: stamp(e) };
+            lifecycle.brownouts.into_iter().map(configured)
         })
         .collect();
-    Ok(Json(json!({
-        "brownouts": brownouts.iter().map(brownout_json).collect::<Vec<_>>(),
-        "configured": configured,
-    })))
+    Ok(rendered(&BrownoutList { brownouts: brownouts.iter().map(BrownoutAnswer::of).collect(), configured }))
 }
 
 /// `DELETE /admin/brownouts/<id>`: ends it now.
@@ -171,7 +174,7 @@ pub async fn end_brownout(
         .map_err(|_| ApiError::validation(vec![FieldError::parameter("id", Rule::ExpectedUuid)]))?;
     let ended = workbench.end_brownout(id, &caller.principal.subject, workbench.now()).await.map_err(ApiError::from)?;
     refresh(&workbench).await;
-    Ok(Json(brownout_json(&ended)))
+    Ok(rendered(&BrownoutAnswer::of(&ended)))
 }
 
 #[derive(Deserialize)]
@@ -187,21 +190,7 @@ pub async fn audit(workbench: Data<&Arc<Workbench>>, query: Query<AuditQuery>) -
         return Err(ApiError::validation(vec![FieldError::parameter("limit", Rule::Max { max: 1000 })]).into());
     }
     let entries = workbench.audit(limit).await.map_err(ApiError::from)?;
-    let parse = |raw: &Option<String>| raw.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok());
-    let entries: Vec<Value> = entries
-        .iter()
-        .map(|e| {
-            json!({
-                "at": stamp(e.at),
-                "actor": e.actor,
-                "action": e.action,
-                "target": e.target,
-                "before": parse(&e.before),
-                "after": parse(&e.after),
-            })
-        })
-        .collect();
-    Ok(Json(json!({"entries": entries})))
+    Ok(rendered(&AuditEntries { entries: entries.iter().map(AuditEntryAnswer::of).collect() }))
 }
 
 /// This instance applies a change at once; the others within their next poll.

@@ -9,8 +9,8 @@ use poem::{
     handler,
     web::{Data, Json, Query},
 };
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::page::{self, client_cursor, query_of, read_client};
 use crate::{
@@ -18,10 +18,17 @@ use crate::{
         fields::{FieldError, Rule},
         storage::UsageRow,
     },
-    encoding::rfc3339_seconds as stamp,
-    wire::error::ApiError,
-    workbench::Workbench,
-    workbench::view,
+    encoding::rfc3339_seconds,
+    wire::{
+        described::rendered,
+        documented::{Documented, Nullable},
+        error::ApiError,
+    },
+    workbench::{
+        Workbench,
+        answers::{ClientUsage, DayRequests, RouteUsage, UsageAnswer, UsageSummary, stamp},
+        view,
+    },
 };
 
 #[derive(Deserialize)]
@@ -30,26 +37,6 @@ pub struct UsageQuery {
     since: Option<String>,
     limit: Option<String>,
     cursor: Option<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RouteUsage {
-    route: String,
-    requests: u64,
-    first_seen: String,
-    last_seen: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ClientUsage {
-    tenant: String,
-    subject: String,
-    requests: u64,
-    first_seen: String,
-    last_seen: String,
-    routes: Vec<RouteUsage>,
 }
 
 /// A client's rows (every route and day) as its requests and first and last seen, per route
@@ -78,8 +65,8 @@ fn client_usage(tenant: String, subject: String, rows: &[UsageRow]) -> ClientUsa
         tenant,
         subject,
         requests: rows.iter().map(|r| r.requests).sum(),
-        first_seen: first.map(stamp).unwrap_or_default(),
-        last_seen: last.map(stamp).unwrap_or_default(),
+        first_seen: Documented::new(first.map(rfc3339_seconds).unwrap_or_default()),
+        last_seen: Documented::new(last.map(rfc3339_seconds).unwrap_or_default()),
         routes,
     }
 }
@@ -119,15 +106,16 @@ pub async fn usage(workbench: Data<&Arc<Workbench>>, query: Query<UsageQuery>) -
         .collect();
     let lifecycle = workbench.registry.lifecycle(version).cloned().unwrap_or_default();
     let requests: u64 = page.per_day.values().sum();
-    Ok(Json(json!({
-        "version": version,
-        "since": stamp(since),
-        "deprecatedAt": lifecycle.deprecated_at.map(stamp),
-        "sunsetAt": lifecycle.sunset_at.map(stamp),
-        "requests": requests,
-        "summary": {"clients": page.client_count, "requests": requests},
-        "clients": clients,
-        "nextCursor": page.next.as_ref().map(|c| client_cursor(c, &fingerprint)),
-        "days": page.per_day.iter().map(|(day, n)| json!({"day": day.to_string(), "requests": n})).collect::<Vec<_>>(),
-    })))
+    let days = page.per_day.iter().map(|(day, n)| DayRequests { day: Documented::new(day.to_string()), requests: *n });
+    Ok(rendered(&UsageAnswer {
+        version,
+        since: stamp(since),
+        deprecated_at: Nullable(lifecycle.deprecated_at.map(stamp)),
+        sunset_at: Nullable(lifecycle.sunset_at.map(stamp)),
+        requests,
+        summary: UsageSummary { clients: page.client_count, requests },
+        clients,
+        next_cursor: Nullable(page.next.as_ref().map(|c| client_cursor(c, &fingerprint))),
+        days: days.collect(),
+    }))
 }

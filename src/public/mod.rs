@@ -3,27 +3,29 @@
 
 use std::sync::Arc;
 
-use poem::{
-    IntoResponse, Request, Response, handler,
-    http::StatusCode,
-    web::{Data, Html, Json},
-};
-use serde_json::json;
-
-use chrono::{DateTime, SecondsFormat, Utc};
-
+use self::answers::{BrownoutWindow, Check, Checks, Ready, ReadyStatus, Served, VersionStatus, Versions};
 use crate::{
     core::storage::{Store, StoreError},
+    encoding::rfc3339_seconds,
     http::Layers,
     registry::lifecycle::Stage,
     routing::params::Param,
     telemetry::metric,
     wire::{
         context::RequestInfo,
+        described::rendered,
+        documented::Nullable,
         error::{ApiError, Kind},
     },
-    workbench::Workbench,
+    workbench::{Workbench, answers::stamp},
 };
+use poem::{
+    IntoResponse, Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Html, Json},
+};
+
+pub mod answers;
 
 /// The OpenAPI document of the routes outside the versions, as served.
 pub struct OperationsDocument(pub String);
@@ -39,48 +41,45 @@ pub fn live() -> Response {
 /// the instance drains.
 #[handler]
 pub async fn ready(layers: Data<&Arc<Layers>>, store: Data<&Arc<dyn Store>>) -> Response {
+    let unready = |answer: Ready| {
+        rendered(&answer).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response()
+    };
     // Draining (after SIGTERM): tell load balancers to stop sending, whatever the stores say.
     if layers.draining.load(std::sync::atomic::Ordering::Relaxed) {
-        let body = json!({"status": "draining", "checks": {}});
-        return Json(body).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response();
+        return unready(Ready { status: ReadyStatus::Draining, checks: Checks::default() });
     }
     let (database, redis) = tokio::join!(store.ping(), layers.idempotency.ping());
-    let mut checks = serde_json::Map::new();
-    let mut ok = true;
-    match database {
-        Ok(()) => checks.insert("database".into(), json!("ok")),
-        Err(StoreError::ReadOnly) => {
-            tracing::warn!("readiness: the primary is read-only");
-            ok = false;
-            checks.insert("database".into(), json!("read-only"))
-        }
-        Err(err) => {
-            tracing::warn!(cause = %err, "readiness: database unreachable");
-            ok = false;
-            checks.insert("database".into(), json!("unreachable"))
-        }
+    let mut checks = Checks {
+        database: Some(match database {
+            Ok(()) => Check::Ok,
+            Err(StoreError::ReadOnly) => {
+                tracing::warn!("readiness: the primary is read-only");
+                Check::ReadOnly
+            }
+            Err(err) => {
+                tracing::warn!(cause = %err, "readiness: database unreachable");
+                Check::Unreachable
+            }
+        }),
+        ..Checks::default()
     };
     if layers.settings.redis.shares_redis() {
-        match redis {
-            Ok(()) => checks.insert("redis".into(), json!("ok")),
+        checks.redis = Some(match redis {
+            Ok(()) => Check::Ok,
             Err(err) => {
                 tracing::warn!(cause = %err, "readiness: redis unreachable");
-                ok = false;
-                checks.insert("redis".into(), json!("unreachable"))
+                Check::Unreachable
             }
-        };
+        });
     }
     // Tokens are checked with the provider's keys: until they were read once, none can be.
     if let Some(keys) = layers.verifier.remote() {
-        let read = keys.has_keys();
-        ok &= read;
-        checks.insert("jwks".into(), json!(if read { "ok" } else { "unavailable" }));
+        checks.jwks = Some(if keys.has_keys() { Check::Ok } else { Check::Unavailable });
     }
-    if ok {
-        Json(json!({"status": "ready", "checks": checks})).into_response()
-    } else {
-        let body = json!({"status": "unavailable", "checks": checks});
-        Json(body).with_status(StatusCode::SERVICE_UNAVAILABLE).with_header("retry-after", "5").into_response()
+    let ok = [checks.database, checks.redis, checks.jwks].iter().flatten().all(|c| *c == Check::Ok);
+    match ok {
+        true => rendered(&Ready { status: ReadyStatus::Ready, checks }).into_response(),
+        false => unready(Ready { status: ReadyStatus::Unavailable, checks }),
     }
 }
 
@@ -120,30 +119,29 @@ pub fn operations_document(document: Data<&Arc<OperationsDocument>>) -> Response
 #[handler]
 pub fn api_versions(layers: Data<&Arc<Layers>>) -> Json<serde_json::Value> {
     let now = (layers.clock)();
-    let versions: Vec<serde_json::Value> = layers
-        .registry
-        .versions()
-        .map(|number| {
-            let lifecycle = layers.registry.lifecycle(number).cloned().unwrap_or_default();
-            let status = match lifecycle.stage(now) {
-                Stage::Current => "current",
-                Stage::Deprecated => "deprecated",
-                Stage::Brownout { .. } => "brownout",
-                Stage::Sunset => "sunset",
-            };
-            let time = |t: DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
-            json!({
-                "version": number,
-                "status": status,
-                "deprecatedAt": lifecycle.deprecated_at.map(time),
-                "sunsetAt": lifecycle.sunset_at.map(time),
-                "brownouts": lifecycle.brownouts.iter().map(|(s, e)| json!({"start": time(*s), "end": time(*e)})).collect::<Vec<_>>(),
-                "openapi": format!("/api/v{number}/openapi.json"),
-                "docs": format!("/docs/v{number}/"),
-            })
-        })
-        .collect();
-    Json(json!({"defaultVersion": layers.registry.default_version(), "versions": versions}))
+    let versions = layers.registry.versions().map(|number| {
+        let lifecycle = layers.registry.lifecycle(number).cloned().unwrap_or_default();
+        let status = match lifecycle.stage(now) {
+            Stage::Current => VersionStatus::Current,
+            Stage::Deprecated => VersionStatus::Deprecated,
+            Stage::Brownout { .. } => VersionStatus::Brownout,
+            Stage::Sunset => VersionStatus::Sunset,
+        };
+        Served {
+            version: number,
+            status,
+            deprecated_at: Nullable(lifecycle.deprecated_at.map(stamp)),
+            sunset_at: Nullable(lifecycle.sunset_at.map(stamp)),
+            brownouts: lifecycle
+                .brownouts
+                .iter()
+                .map(|(s, e)| BrownoutWindow { start: stamp(*s), end: stamp(*e) })
+                .collect(),
+            openapi: format!("/api/v{number}/openapi.json"),
+            docs: format!("/docs/v{number}/"),
+        }
+    });
+    rendered(&Versions { default_version: layers.registry.default_version(), versions: versions.collect() })
 }
 
 /// The human page `Link: rel="deprecation"` points at (`/docs/v<N>/deprecation`, one for each
@@ -159,8 +157,7 @@ pub fn deprecation_page(layers: Data<&Arc<Layers>>, req: &Request) -> poem::Resu
         .ok_or_else(|| ApiError::new(Kind::NotFound))?;
     let successor = layers.registry.successor_version(number).ok_or_else(|| ApiError::new(Kind::NotFound))?;
     let lifecycle = layers.registry.lifecycle(number).cloned().unwrap_or_default();
-    let date =
-        |t: Option<DateTime<Utc>>| t.map_or("not set".to_string(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true));
+    let date = |t: Option<chrono::DateTime<chrono::Utc>>| t.map_or("not set".to_string(), rfc3339_seconds);
     let changelog = layers.registry.changelog(number).unwrap_or("");
     let notes = changelog.replace('&', "&amp;").replace('<', "&lt;");
     // What is deprecated inside this version or the one a migrating client moves to.
