@@ -1,5 +1,6 @@
 //! The integration suite: one binary, every scenario on SQLite and PostgreSQL.
 
+mod answers;
 mod at_scale;
 mod auth;
 mod book;
@@ -48,6 +49,7 @@ mod workbench;
 fn main() {
     harness::run(vec![
         users::scenarios(),
+        answers::scenarios(),
         element_deprecation::scenarios(),
         validation::scenarios(),
         auth::scenarios(),
