@@ -32,10 +32,21 @@ pub const LOST: &str = "an acknowledged create is lost";
 pub const LOST_USER_NOT_FOUND: &str = "a read of a lost create answered 404";
 
 /// How long a SIGKILLed instance may have held counts not yet written (its flush interval and
-/// the write itself).
+/// the write itself), when nothing held its writes back.
 const UNWRITTEN_AT_KILL: f64 = 2.5;
 /// How long after a fault began its effects are counted against it.
 const AFTERMATH: f64 = 5.0;
+
+/// From when a SIGKILL may have taken counts: its last flush interval, or the start of another
+/// fault in progress or ended within [`AFTERMATH`] before it (PostgreSQL down, the instance
+/// paused, a connection stalled), whose flushes failed or waited and were to be tried again.
+fn unwritten_since(kill: &FaultEvent, faults: &[FaultEvent]) -> f64 {
+    let holding_back = faults
+        .iter()
+        .filter(|f| !std::ptr::eq(*f, kill))
+        .filter(|f| f.started <= kill.started && f.ended >= kill.started - AFTERMATH);
+    holding_back.map(|f| f.started).fold(kill.started - UNWRITTEN_AT_KILL, f64::min)
+}
 
 fn overlaps(op: &Op, fault: &FaultEvent, margin: f64) -> bool {
     op.invoked <= fault.ended + margin && op.completed >= fault.started - margin
@@ -113,7 +124,7 @@ pub fn check(ops: &[Op], faults: &[FaultEvent], stored: &HashMap<String, i64>, c
     }
 
     // The workbench's counts: every v1 request an instance answered, once. A SIGKILL may take
-    // with it what the instance answered in its last flush interval.
+    // with it what the instance had not yet written ([`unwritten_since`]).
     let v1: Vec<&Op> = ops.iter().filter(|o| o.version == 1).collect();
     let answered = |o: &&&Op| matches!(o.answer, Answer::Status { from_instance: true, .. });
     let answered_count = v1.iter().filter(answered).count() as u64;
@@ -124,7 +135,7 @@ pub fn check(ops: &[Op], faults: &[FaultEvent], stored: &HashMap<String, i64>, c
         .filter(|o| {
             faults.iter().any(|f| {
                 f.kind == "instance killed"
-                    && o.completed >= f.started - UNWRITTEN_AT_KILL
+                    && o.completed >= unwritten_since(f, faults)
                     && o.completed <= f.started + 0.5
             })
         })
@@ -139,7 +150,7 @@ pub fn check(ops: &[Op], faults: &[FaultEvent], stored: &HashMap<String, i64>, c
     }
     println!(
         "  workbench: counted {counted} v1 requests; instances answered {answered_count} (plus {unclear} unclear, \
-         {may_be_lost} answered in the last {UNWRITTEN_AT_KILL} s before a SIGKILL)"
+         {may_be_lost} answered before a SIGKILL and maybe not yet written)"
     );
     verdict.lost = lost;
     verdict.doubled = doubled;
