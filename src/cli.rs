@@ -263,7 +263,7 @@ async fn sunset_check(
     format: ReportFormat,
 ) -> ExitCode {
     use crate::{
-        wire::described::rendered,
+        wire::described::json_of,
         workbench::readiness::{self, Question, element},
     };
     let answer = async {
@@ -281,7 +281,7 @@ async fn sunset_check(
                 let question = element::Question { deprecation: id, window, limit, now };
                 let answer = element::answer(store.as_ref(), None, &registry, question).await?;
                 let answer = answer.map_err(|why| cannot_tell(&why))?;
-                (rendered(&answer).0.to_string(), readiness::report_element(&answer), answer.ready)
+                (json_of(&answer).to_string(), readiness::report_element(&answer), answer.ready)
             }
             (version, None) => {
                 let version = version.ok_or_else(|| anyhow::anyhow!("name --version or --deprecation"))?;
@@ -289,7 +289,7 @@ async fn sunset_check(
                     readiness::answer(store.as_ref(), None, &registry, Question { version, window, limit, now })
                         .await?;
                 let answer = answer.map_err(|why| cannot_tell(&why))?;
-                (rendered(&answer).0.to_string(), readiness::report(&answer), answer.ready)
+                (json_of(&answer).to_string(), readiness::report(&answer), answer.ready)
             }
         };
         anyhow::Ok(told)

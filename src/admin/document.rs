@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::MaintenanceState;
 use crate::{
+    deprecations::usage::Answer as DeprecationsInUse,
     http::fixed::Access,
     public::answers::{Ready, Versions},
     registry::Registry,
@@ -21,7 +22,7 @@ use crate::{
             AuditEntries, BrownoutAnswer, BrownoutList, GuideAnswer, MigrationPage, OwnRecord, PinAnswer, PinList,
             UsageAnswer, named_for,
         },
-        readiness,
+        readiness::{Answer as VersionVerdict, element::Answer as ElementVerdict},
     },
 };
 
@@ -50,8 +51,9 @@ fn version_query(description: &str) -> Value {
            "schema": {"type": "integer", "minimum": 1, "maximum": 65535}})
 }
 
-/// The answer `T` of a migration tool, its last requests named after the context's versions.
-fn versioned<T: Type>(c: &Context) -> Value {
+/// The schema of `T`, an answer of a migration tool, its last requests named after the
+/// context's versions.
+fn schema_for_versions<T: Type>(c: &Context) -> Value {
     named_for(schema_of::<T>(), c.version, c.successor)
 }
 
@@ -140,7 +142,7 @@ pub fn get_admin_usage(_: &Context) -> Value {
 pub fn get_admin_deprecations(_: &Context) -> Value {
     json!({"summary": "Every element deprecated inside a version, with the distinct clients and the requests that used it within 30 days, and its last use.",
     "tags": ["admin"],
-    "responses": {"200": answer_of::<crate::deprecations::usage::Answer>("Deprecations in use")}})
+    "responses": {"200": answer_of::<DeprecationsInUse>("Deprecations in use")}})
 }
 
 /// `GET /admin/deprecations/:id/readiness`.
@@ -148,7 +150,7 @@ pub fn get_admin_deprecations_id_readiness(_: &Context) -> Value {
     readiness(
         "Whether an element deprecated inside its version can be removed without breaking a client that used it within the window.",
         json!({"name": "id", "in": "path", "required": true, "schema": string()}),
-        schema_of::<readiness::element::Answer>(),
+        schema_of::<ElementVerdict>(),
         "No such deprecation",
     )
 }
@@ -217,7 +219,7 @@ pub fn get_admin_dashboard_module(_: &Context) -> Value {
 pub fn get_api_migration(c: &Context) -> Value {
     json!({"summary": "The caller's own migration record (any valid token).", "tags": ["migration"],
     "parameters": [version_query(DESCRIBED)],
-    "responses": {"200": answer("The record", Some(versioned::<OwnRecord>(c))), "400": validation()}})
+    "responses": {"200": answer("The record", Some(schema_for_versions::<OwnRecord>(c))), "400": validation()}})
 }
 
 /// `GET /admin/versions/:version/readiness`.
@@ -227,7 +229,7 @@ pub fn get_admin_versions_version_readiness(_: &Context) -> Value {
     readiness(
         "Whether the version can be turned off without breaking a client that called it within the window.",
         version,
-        schema_of::<readiness::Answer>(),
+        schema_of::<VersionVerdict>(),
         "No such version",
     )
 }
@@ -294,7 +296,7 @@ pub fn get_admin_migration(c: &Context) -> Value {
         {"name": "changes", "in": "query", "required": false, "description": "met: clients whose requests met a change of the successor; none: the others.", "schema": {"type": "string", "enum": ["met", "none"]}},
         {"name": "sort", "in": "query", "required": false, "description": "The order of the pages: at-risk (the default), requests (most first) or last-seen (most recent first), each then by tenant and subject.", "schema": {"type": "string", "enum": ["at-risk", "requests", "last-seen"], "default": "at-risk"}}],
     "responses": {"200": {"description": "Records", "content": {
-        "application/json": {"schema": versioned::<MigrationPage>(c)},
+        "application/json": {"schema": schema_for_versions::<MigrationPage>(c)},
         "text/csv": {"schema": string()}}}, "400": validation()}})
 }
 

@@ -5,8 +5,11 @@ use poem_openapi::{Enum, Object};
 
 use crate::{
     registry::deprecations::Deprecation,
-    wire::documented::Nullable,
-    workbench::answers::{ElementNamed, Stamp, stamp},
+    wire::{
+        documented::Nullable,
+        fields::{Stamp, stamp},
+    },
+    workbench::answers::ElementNamed,
 };
 
 /// Before `deprecatedAt`, between it and `sunsetAt`, or from `sunsetAt` on.

@@ -12,14 +12,16 @@ use serde_json::Value;
 
 use super::catalogue::Entry;
 use crate::{
-    wire::{described::rendered, documented::Nullable, error::ApiError},
-    workbench::{
-        Workbench,
-        answers::{Stamp, stamp},
+    wire::{
+        described::rendered,
+        documented::Nullable,
+        error::ApiError,
+        fields::{Stamp, stamp},
     },
+    workbench::Workbench,
 };
 
-/// One element: its catalogue entry, its version, and its use within 30 days.
+/// One element as the catalogue shows it, with its version and its use within 30 days.
 #[derive(Debug, Object)]
 #[oai(rename = "DeprecationInUse", rename_all = "camelCase")]
 pub struct InUse {

@@ -8,8 +8,11 @@ use uuid::Uuid;
 use super::{email::message::CONFIRMATION, payload::KINDS};
 use crate::{
     core::storage::{Endpoint, Format, Notice},
-    wire::documented::{Documented, Nullable, Rules},
-    workbench::answers::{NoticeStatuses, Stamp, stamp},
+    wire::{
+        documented::{Documented, Nullable, Rules},
+        fields::{Stamp, stamp},
+    },
+    workbench::answers::NoticeStatuses,
 };
 
 /// An endpoint's format, by name.

@@ -12,7 +12,6 @@ use std::{
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
-use poem_openapi::types::ToJSON;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -22,6 +21,7 @@ use crate::{
     deprecations::catalogue::Entry,
     notices::Notices,
     registry::{deprecations::Deprecation, lifecycle::Lifecycle},
+    wire::described::json_of,
     workbench::{
         guide::Guide,
         routes::guide::text::{self, Reader},
@@ -311,7 +311,7 @@ impl Scanner {
                     told.len() - 1
                 }
             };
-            let entry = Entry::of(deprecation, now).to_json().unwrap_or_default();
+            let entry = json_of(&Entry::of(deprecation, now));
             let mut events = vec![Event::ElementUsed { id: id.to_string(), entry: entry.clone() }];
             if let Some(threshold) = reminder_due(deprecation.sunset_at, now) {
                 events.push(Event::ElementReminder { id: id.to_string(), entry, threshold });

@@ -11,7 +11,6 @@ use poem::{
     http::StatusCode,
     web::{Data, Json, Query},
 };
-use poem_openapi::types::ToJSON;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -31,15 +30,13 @@ use crate::{
     encoding::rfc3339_seconds,
     routing::params::Param,
     wire::{
-        described::rendered,
+        described::{json_of, rendered},
         documented::Nullable,
         error::{ApiError, Kind},
+        fields::stamp,
         payload::read_strict_json,
     },
-    workbench::{
-        answers::stamp,
-        routes::page::{self, notice_cursor, query_of, read_notice},
-    },
+    workbench::routes::page::{self, notice_cursor, query_of, read_notice},
 };
 
 /// The owner of an endpoint: a client (tenant and subject), or a tenant (subject empty), whose
@@ -94,7 +91,7 @@ fn required(errors: &mut Vec<FieldError>, field: &str) {
 
 /// An endpoint as it is shown (never its secret), in the audit trail and in answers.
 pub(crate) fn endpoint_json(e: &Endpoint) -> Value {
-    EndpointShown::of(e).to_json().unwrap_or_default()
+    json_of(&EndpointShown::of(e))
 }
 
 /// The address of `mailto:<address>` (the scheme in any case), and nothing else.

@@ -2,7 +2,7 @@
 
 use poem_openapi::{Enum, Object};
 
-use crate::{wire::documented::Nullable, workbench::answers::Stamp};
+use crate::wire::{documented::Nullable, fields::Stamp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
 #[oai(rename = "ReadinessStatus", rename_all = "lowercase")]
@@ -14,12 +14,25 @@ pub enum ReadyStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-#[oai(rename = "ReadinessCheck", rename_all = "kebab-case")]
-pub enum Check {
+#[oai(rename = "DatabaseCheck", rename_all = "kebab-case")]
+pub enum DatabaseCheck {
     Ok,
     /// The primary PostgreSQL turned read-only.
     ReadOnly,
     Unreachable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename = "RedisCheck", rename_all = "kebab-case")]
+pub enum RedisCheck {
+    Ok,
+    Unreachable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename = "KeysCheck", rename_all = "kebab-case")]
+pub enum KeysCheck {
+    Ok,
     /// The identity provider's keys were never read.
     Unavailable,
 }
@@ -29,13 +42,22 @@ pub enum Check {
 #[oai(rename = "ReadinessChecks")]
 pub struct Checks {
     #[oai(skip_serializing_if_is_none)]
-    pub database: Option<Check>,
+    pub database: Option<DatabaseCheck>,
     /// With a Redis shared by the instances.
     #[oai(skip_serializing_if_is_none)]
-    pub redis: Option<Check>,
+    pub redis: Option<RedisCheck>,
     /// With an identity provider's keys.
     #[oai(skip_serializing_if_is_none)]
-    pub jwks: Option<Check>,
+    pub jwks: Option<KeysCheck>,
+}
+
+impl Checks {
+    /// Every dependency the instance has answered.
+    pub fn ok(&self) -> bool {
+        self.database.is_none_or(|c| c == DatabaseCheck::Ok)
+            && self.redis.is_none_or(|c| c == RedisCheck::Ok)
+            && self.jwks.is_none_or(|c| c == KeysCheck::Ok)
+    }
 }
 
 #[derive(Debug, Object)]

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use self::answers::{BrownoutWindow, Check, Checks, Ready, ReadyStatus, Served, VersionStatus, Versions};
+use self::answers::{
+    BrownoutWindow, Checks, DatabaseCheck, KeysCheck, Ready, ReadyStatus, RedisCheck, Served, VersionStatus, Versions,
+};
 use crate::{
     core::storage::{Store, StoreError},
     encoding::rfc3339_seconds,
@@ -16,8 +18,9 @@ use crate::{
         described::rendered,
         documented::Nullable,
         error::{ApiError, Kind},
+        fields::stamp,
     },
-    workbench::{Workbench, answers::stamp},
+    workbench::Workbench,
 };
 use poem::{
     IntoResponse, Request, Response, handler,
@@ -51,33 +54,32 @@ pub async fn ready(layers: Data<&Arc<Layers>>, store: Data<&Arc<dyn Store>>) -> 
     let (database, redis) = tokio::join!(store.ping(), layers.idempotency.ping());
     let mut checks = Checks {
         database: Some(match database {
-            Ok(()) => Check::Ok,
+            Ok(()) => DatabaseCheck::Ok,
             Err(StoreError::ReadOnly) => {
                 tracing::warn!("readiness: the primary is read-only");
-                Check::ReadOnly
+                DatabaseCheck::ReadOnly
             }
             Err(err) => {
                 tracing::warn!(cause = %err, "readiness: database unreachable");
-                Check::Unreachable
+                DatabaseCheck::Unreachable
             }
         }),
         ..Checks::default()
     };
     if layers.settings.redis.shares_redis() {
         checks.redis = Some(match redis {
-            Ok(()) => Check::Ok,
+            Ok(()) => RedisCheck::Ok,
             Err(err) => {
                 tracing::warn!(cause = %err, "readiness: redis unreachable");
-                Check::Unreachable
+                RedisCheck::Unreachable
             }
         });
     }
     // Tokens are checked with the provider's keys: until they were read once, none can be.
     if let Some(keys) = layers.verifier.remote() {
-        checks.jwks = Some(if keys.has_keys() { Check::Ok } else { Check::Unavailable });
+        checks.jwks = Some(if keys.has_keys() { KeysCheck::Ok } else { KeysCheck::Unavailable });
     }
-    let ok = [checks.database, checks.redis, checks.jwks].iter().flatten().all(|c| *c == Check::Ok);
-    match ok {
+    match checks.ok() {
         true => rendered(&Ready { status: ReadyStatus::Ready, checks }).into_response(),
         false => unready(Ready { status: ReadyStatus::Unavailable, checks }),
     }

@@ -9,9 +9,14 @@ use poem_openapi::{
 };
 use serde_json::{Map, Value};
 
-/// What a route writes: the answer as its type renders it.
+/// The answer as its type writes it.
+pub fn json_of<T: ToJSON>(answer: &T) -> Value {
+    answer.to_json().unwrap_or(Value::Null)
+}
+
+/// What a route writes: the answer as its type writes it.
 pub fn rendered<T: ToJSON>(answer: &T) -> Json<Value> {
-    Json(answer.to_json().unwrap_or(Value::Null))
+    Json(json_of(answer))
 }
 
 /// `T`'s schema, with every schema it refers to written in place: the operations document

@@ -3,7 +3,6 @@
 //! The routes render it (JSON, markdown, HTML); every notice carries it.
 
 use chrono::{DateTime, Utc};
-use poem_openapi::types::ToJSON;
 use serde_json::Value;
 
 use super::{Workbench, answers::GuideAnswer, elements::Used, records::ClientRecord, view};
@@ -15,6 +14,7 @@ use crate::{
     },
     encoding::rfc3339_seconds as stamp,
     registry::deprecations::Deprecation,
+    wire::described::json_of,
 };
 
 impl Workbench {
@@ -135,7 +135,7 @@ impl Guide {
 
     /// As the guide's JSON form and every notice carry it.
     pub fn to_json(&self) -> Value {
-        GuideAnswer::of(self).to_json().unwrap_or_default()
+        json_of(&GuideAnswer::of(self))
     }
 }
 

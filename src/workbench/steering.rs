@@ -9,10 +9,13 @@ use super::{
     Workbench,
     answers::{BrownoutAnswer, PinAnswer},
 };
-use crate::core::{
-    CoreError,
-    fields::{FieldError, Rule},
-    storage::{AuditEntry, Brownout, Pin},
+use crate::{
+    core::{
+        CoreError,
+        fields::{FieldError, Rule},
+        storage::{AuditEntry, Brownout, Pin},
+    },
+    wire::described::json_of,
 };
 
 /// A brownout as an operator asks for it, before it is checked.
@@ -34,7 +37,7 @@ fn instant(raw: Option<&str>, field: &str) -> Result<DateTime<Utc>, FieldError> 
 
 /// What the audit trail keeps of an answer: its JSON.
 fn audited(answer: &impl ToJSON) -> String {
-    answer.to_json().unwrap_or_default().to_string()
+    json_of(answer).to_string()
 }
 
 impl Brownout {

@@ -23,19 +23,10 @@ pub use self::{
 };
 use crate::{
     core::storage::{MAX_DETAILS, Status},
-    encoding::rfc3339_seconds,
-    wire::documented::{Date, DateTime, Documented, MaxItems, Rules},
+    wire::documented::{Documented, MaxItems, Rules},
 };
 
-/// An instant as the service writes it: RFC 3339, UTC, whole seconds.
-pub type Stamp = Documented<String, DateTime>;
-
-pub fn stamp(at: chrono::DateTime<Utc>) -> Stamp {
-    Documented::new(rfc3339_seconds(at))
-}
-
-/// A UTC day: `2026-12-03`.
-pub type Day = Documented<String, Date>;
+pub use crate::wire::fields::{Day, Stamp, stamp};
 
 /// Where a client stands, by name (`core::storage::Status`).
 pub type StatusName = Documented<String, Statuses>;

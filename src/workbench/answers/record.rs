@@ -67,7 +67,8 @@ pub struct Exposure {
 }
 
 #[derive(Debug, Object)]
-#[oai(rename = "MigrationDryRuns", rename_all = "camelCase")]
+/// A route's dry runs on one version.
+#[oai(rename = "MigrationDryRun", rename_all = "camelCase")]
 pub struct DryRun {
     pub version: u16,
     pub requests: u64,
@@ -130,7 +131,8 @@ impl Record {
     }
 }
 
-/// A client's own record, with the deprecated elements it used (the book's operators/elements.md).
+/// A client's own record, with the deprecated elements it used within 90 days.
+// The book's operators/elements.md.
 #[derive(Debug, Object)]
 #[oai(rename = "OwnMigrationRecord")]
 pub struct OwnRecord {
@@ -145,7 +147,8 @@ impl OwnRecord {
     }
 }
 
-/// A record as operators see it: with how the client is told (the book's clients/notices.md).
+/// A record as operators see it: with how the client is told.
+// The book's clients/notices.md.
 #[derive(Debug, Object)]
 #[oai(rename = "ToldMigrationRecord")]
 pub struct ToldRecord {

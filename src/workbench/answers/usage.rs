@@ -10,7 +10,7 @@ use crate::wire::documented::Nullable;
 #[oai(rename = "Usage", rename_all = "camelCase")]
 pub struct UsageAnswer {
     pub version: u16,
-    /// The first instant of the first day counted.
+    /// The instant asked about (default: 30 days ago): counting starts at its UTC day.
     pub since: Stamp,
     pub deprecated_at: Nullable<Stamp>,
     pub sunset_at: Nullable<Stamp>,

@@ -24,6 +24,7 @@ use crate::{
     encoding::rfc3339_seconds as stamp,
     wire::{
         context::RequestInfo,
+        described::json_of,
         documented::Nullable,
         error::{ApiError, Kind},
     },
@@ -43,7 +44,7 @@ pub struct MineQuery {
 /// `answer` (a record or a page of them) with its last requests named after `versions`.
 fn versioned(answer: &impl ToJSON, versions: &Versions) -> Value {
     let (version, successor) = (versions.version, versions.successor.unwrap_or(versions.version));
-    named_for(answer.to_json().unwrap_or_default(), version, successor)
+    named_for(json_of(answer), version, successor)
 }
 
 /// `GET /api/migration`: the caller's own record, its rows alone, this instance's counts not
