@@ -19,21 +19,12 @@ use crate::harness::{
 
 crate::scenarios![every_answer_outside_the_versions_conforms_to_the_operations_document];
 
+/// v1 deprecated with a brownout configured, and `page` on v2's list deprecated.
 fn lifecycle(s: &mut tandem::Settings) {
+    crate::notices::paging_deprecated(s);
     s.lifecycle_mut(1).deprecated_at = Some("2026-01-01T00:00:00Z".into());
     s.lifecycle_mut(1).sunset_at = Some("2026-07-01T00:00:00Z".into());
     s.lifecycle_mut(1).brownouts = Some("2026-06-20T10:00:00Z/2026-06-20T11:00:00Z".into());
-    s.notices.notices_allow_hosts = Some("127.0.0.1".into());
-    s.lifecycle_mut(2).deprecations.0 = vec![tandem::settings::DeprecationSettings {
-        id: "offset-paging".into(),
-        operation: "GET /api/v2/users".into(),
-        parameter: Some("page".into()),
-        deprecated_at: "2026-06-01T00:00:00Z".into(),
-        sunset_at: Some("2027-03-01T00:00:00Z".into()),
-        replacement: "the cursor parameter".into(),
-        instruction: "Page with the cursor each answer gives.".into(),
-        ..Default::default()
-    }];
 }
 
 fn token(tenant: &str, subject: &str) -> String {

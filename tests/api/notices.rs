@@ -693,7 +693,7 @@ async fn two_instances_send_each_notice_once(backend: Backend) {
 }
 
 /// `page` on v2's list deprecated, removed on 2027-03-01; v1 itself not deprecated.
-fn paging_deprecated(s: &mut tandem::Settings) {
+pub(crate) fn paging_deprecated(s: &mut tandem::Settings) {
     s.notices.notices_allow_hosts = Some("127.0.0.1".into());
     s.lifecycle_mut(2).deprecations.0 = vec![tandem::settings::DeprecationSettings {
         id: "offset-paging".into(),
