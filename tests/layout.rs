@@ -184,3 +184,20 @@ fn changes_import_neither_dispatch_nor_the_registry() {
     assert!(!imported.contains("dispatch") && !imported.contains("registry"), "src/changes/ imports {imported:?}");
     assert!(imported.contains("routing"), "the parser finds imports: {imported:?}");
 }
+
+/// A version's handlers read their path parameters as `RouteParam`: poem's router, which fills
+/// poem-openapi's `Path`, never sees a request (dispatch matches the route once and calls its
+/// operation directly), so a `Path` would find no value.
+#[test]
+fn no_handler_takes_poems_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let path = regex::Regex::new(r"param::\{[^}]*\bPath\b|param::Path\b|\bPath<").unwrap();
+    let offending: Vec<String> = files
+        .iter()
+        .filter(|file| path.is_match(&std::fs::read_to_string(file).unwrap()))
+        .map(|file| file.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(offending.is_empty(), "handlers that take poem's Path: {offending:?}");
+}

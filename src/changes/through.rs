@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use poem::{
     Endpoint, IntoResponse, Request, Response,
-    http::{HeaderValue, Method, header},
+    http::{HeaderValue, header},
 };
 use serde_json::Value;
 
@@ -18,7 +18,8 @@ use super::{
 use crate::{
     core::users::BodyPolicy,
     routing::{
-        endpoint::SharedEndpoint,
+        endpoint::{SharedEndpoint, shared},
+        operation::Operation,
         table::{RouteTable, fill, matches},
     },
     wire::{
@@ -39,20 +40,25 @@ pub struct Met {
     pub details: Vec<String>,
 }
 
-/// One older version served through the next.
-pub struct Through {
+/// What every operation of one older version shares: how it is served through the next.
+struct Serving {
     /// `/api/v<N>` of the next version: how its answers' `Location` starts.
     successor_prefix: String,
     changes: &'static [Change],
-    /// One per operation of the older version.
-    plans: Vec<Plan>,
+}
+
+/// One operation of an older version, served through the next version's operation it reaches.
+pub struct Through {
+    serving: Arc<Serving>,
+    plan: Plan,
+    /// The next version's operation, called directly: its route is the one dispatch matched,
+    /// moved by the changes.
     next: SharedEndpoint,
 }
 
 /// What the changes do to one older operation, worked out once.
 struct Plan {
     template: Arc<str>,
-    method: Method,
     /// `GET /users/{id}`.
     operation: String,
     touching: Vec<&'static Change>,
@@ -64,33 +70,41 @@ struct Plan {
     parameters: Vec<String>,
 }
 
-impl Through {
-    pub fn new(successor: u16, changes: &'static [Change], routes: RouteTable, next: SharedEndpoint) -> Self {
-        let mut plans = Vec::new();
-        for (template, method) in routes.operations() {
-            let operation = format!("{method} {template}");
-            let touching: Vec<&'static Change> =
-                changes.iter().filter(|c| c.touches(method.as_str(), &template)).collect();
-            let newer = moved_to(changes, &template);
-            let reads_body = touching.iter().any(|c| c.serving.request.is_some());
-            let parameters = routes.entry(&template).map_or(Vec::new(), |r| r.parameters(&method).to_vec());
-            plans.push(Plan { template, method, operation, touching, newer, reads_body, parameters });
-        }
-        Self { successor_prefix: format!("/api/v{successor}"), changes, plans, next }
-    }
+/// The older version's table (`routes`) with each operation served through the operation of
+/// `newer` (the next version's table) it reaches.
+pub fn through(
+    successor: u16,
+    changes: &'static [Change],
+    routes: RouteTable,
+    newer: &RouteTable,
+) -> anyhow::Result<RouteTable> {
+    let serving = Arc::new(Serving { successor_prefix: format!("/api/v{successor}"), changes });
+    routes.serving(|route, method| {
+        let template = route.template.clone();
+        let touching: Vec<&'static Change> = changes.iter().filter(|c| c.touches(method.as_str(), &template)).collect();
+        let newer_template = moved_to(changes, &template);
+        let reached = newer.entry(newer_template.unwrap_or(&template)).and_then(|e| e.operation(method));
+        let reached =
+            reached.ok_or_else(|| anyhow::anyhow!("{method} {template} reaches no operation of v{successor}"))?;
+        let plan = Plan {
+            operation: format!("{method} {template}"),
+            reads_body: touching.iter().any(|c| c.serving.request.is_some()),
+            parameters: route.parameters(method).to_vec(),
+            template,
+            touching,
+            newer: newer_template,
+        };
+        Ok(Operation(shared(Through { serving: serving.clone(), plan, next: reached.0.clone() })))
+    })
+}
 
+impl Through {
     /// Migrates `req` (addressed relative to the older version's prefix) forward, lets the next
-    /// version answer it, and migrates the answer back. Its route is the one dispatch matched
-    /// (in its [`RequestInfo`]): not matched again here.
+    /// version's operation answer it, and migrates the answer back.
     pub async fn forward(&self, mut req: Request) -> poem::Result<Response> {
         let info = context::info(&req);
         let path = req.uri().path().to_string();
-        let route = info.route().ok_or_else(|| ApiError::new(Kind::NotFound))?;
-        let plan = self
-            .plans
-            .iter()
-            .find(|p| p.template == *route && p.method == req.method())
-            .ok_or_else(|| ApiError::new(Kind::NotFound))?;
+        let plan = &self.plan;
         let (operation, touching) = (plan.operation.as_str(), &plan.touching[..]);
 
         // The body is read only when a migration may look at it.
@@ -201,8 +215,8 @@ impl Through {
     /// A `Location` in the next version's URI space, put back in the client's.
     fn relocate(&self, response: &mut Response, info: &RequestInfo) {
         let Some(location) = response.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()) else { return };
-        let Some(rest) = location.strip_prefix(&self.successor_prefix) else { return };
-        let moved = self.changes.iter().flat_map(|c| c.serving.moves).find(|(_, to)| matches(to, rest));
+        let Some(rest) = location.strip_prefix(&self.serving.successor_prefix) else { return };
+        let moved = self.serving.changes.iter().flat_map(|c| c.serving.moves).find(|(_, to)| matches(to, rest));
         let older = match moved {
             Some((from, to)) => fill(from, to, rest),
             None => rest.to_string(),
@@ -215,7 +229,7 @@ impl Through {
     }
 }
 
-/// An older version's endpoint: every request goes through its changes to the next version.
+/// An older version's operation: every request goes through its changes to the next version's.
 impl Endpoint for Through {
     type Output = Response;
 

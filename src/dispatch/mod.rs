@@ -2,7 +2,8 @@
 //! the tenant's pin or the default), which route template it hits, and the rewrite of legacy
 //! paths such as `/users` to `/api/v<N>/users`. What it knows of each version it reads from the
 //! [`Registry`]; the route it matched travels with the request (its template in
-//! [`RequestInfo`], its entry in the [`Target`]), so no later step matches it again.
+//! [`RequestInfo`], its entry and operation in the [`Target`]), so no later step matches it
+//! again: the operation is called directly.
 
 pub mod pins;
 pub mod sources;
@@ -49,9 +50,10 @@ pub struct Target<'a> {
     pub version: u16,
     pub route: &'a RouteEntry,
     pub legacy: bool,
-    /// The version's operations, and the URI they answer: the path under `/api/v<N>` (a legacy
-    /// path rewritten, a trailing slash trimmed), with the client's query.
-    pub endpoint: &'a SharedEndpoint,
+    /// The matched route's operation for the request's method, and the URI it answers: the
+    /// path under `/api/v<N>` (a legacy path rewritten, a trailing slash trimmed), with the
+    /// client's query.
+    pub operation: &'a SharedEndpoint,
     pub relative: Uri,
     /// The vendor media type the client asked for, echoed as the response's Content-Type.
     pub vendor_type: Option<String>,
@@ -142,18 +144,18 @@ impl Dispatch {
         let route = entry.routes.find(&relative);
         decided(legacy, route);
         let route = route.ok_or_else(|| ApiError::new(Kind::NotFound))?;
-        if !route.methods.contains(req.method()) {
+        let Some(operation) = route.operation(req.method()) else {
             let err =
                 ApiError::new(Kind::MethodNotAllowed).with_detail(&route.allow).with_header("allow", &route.allow);
             return Err(err);
-        }
+        };
         if !sources::accepts_json(req.headers(), vendor.is_some()) {
             return Err(ApiError::new(Kind::NotAcceptable)
                 .with_detail(format!("application/json, application/vnd.{}.<resource>.v<N>+json", self.vendor)));
         }
         let vendor_type = vendor.filter(|_| *req.method() != Method::DELETE).map(|v| v.essence.to_string());
         let relative = with_query(&relative, req.uri());
-        Ok(Resolution::Api(Target { version, route, legacy, endpoint: &entry.endpoint, relative, vendor_type }))
+        Ok(Resolution::Api(Target { version, route, legacy, operation: &operation.0, relative, vendor_type }))
     }
 
     /// The one version every source agrees on; `None` when none names one.

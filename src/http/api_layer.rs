@@ -29,7 +29,7 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, layers: Arc<
         }
     };
     // Everything outside the versions goes to the router as it is.
-    let Prepared::Api { operations, vendor_type, dry_run, upload } = prepared else {
+    let Prepared::Api { operation, vendor_type, dry_run, upload } = prepared else {
         return next.call(req).await.map(IntoResponse::into_response);
     };
     let key = (req.method() == poem::http::Method::POST)
@@ -51,8 +51,8 @@ pub async fn api_layer<E: Endpoint>(next: Arc<E>, mut req: Request, layers: Arc<
     let mut response = match key {
         // Boxed: the keyed path's future is several KB; inline, every request would carry
         // (and copy) it through each layer.
-        Some(key) => Box::pin(idempotency::keyed(operations, req, &layers, &key)).await?,
-        None => operations.call(req).await?,
+        Some(key) => Box::pin(idempotency::keyed(operation, req, &layers, &key)).await?,
+        None => operation.call(req).await?,
     };
     // Before the answer leaves: the client's next list, on any instance, must see this write.
     if let (Some(info), Some(recent)) = (writer, &layers.recent_writes)

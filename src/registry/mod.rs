@@ -12,7 +12,7 @@ pub mod version;
 
 use crate::{
     changes::{Change, catalogue::catalogue, moved_to},
-    routing::{endpoint::SharedEndpoint, table::RouteTable},
+    routing::table::RouteTable,
     settings::VersionSettings,
     wire::error::render::BodyStyle,
 };
@@ -29,10 +29,8 @@ use chrono::{DateTime, Utc};
 /// What the registry keeps of one version.
 pub struct Entry {
     pub number: u16,
-    /// Its operations: a matched request is handed to them directly (the router would only
-    /// match its path again).
-    pub endpoint: SharedEndpoint,
     style: BodyStyle,
+    /// Its routes, each with its operations: a matched request is handed to them directly.
     pub routes: RouteTable,
     pub legacy: Legacy,
     /// The first collection of the next version, where a request that matched no route is
@@ -122,7 +120,6 @@ impl Registry {
             }
             entries.push(Entry {
                 number: version.number,
-                endpoint: version.endpoint.clone(),
                 style: version.style,
                 routes,
                 legacy: match (version.legacy_paths, entries.last()) {

@@ -5,23 +5,20 @@
 
 use std::sync::Arc;
 
-use poem::IntoEndpoint;
 use poem_openapi::{OpenApi, OpenApiService, registry::MetaApi};
 use uuid::Uuid;
 
 use crate::{
-    changes::{self, Change, document, moved_to, through::Through},
-    routing::{
-        endpoint::{SharedEndpoint, shared, shared_boxed},
-        table::RouteTable,
-    },
+    changes::{self, Change, document, moved_to, through::through},
+    routing::{operation::Handlers, table::RouteTable},
     wire::{error::render::BodyStyle, openapi},
 };
 
 /// The operations of a version as its declarations give them.
 pub enum Operations {
-    /// Declared with poem-openapi: the table is built with the version's `admin_only`.
-    Declared(Vec<MetaApi>),
+    /// Declared with poem-openapi, with their handlers: the table is built with the version's
+    /// `admin_only`.
+    Declared(Vec<MetaApi>, Handlers),
     /// Worked out when the version was built: the next version's where its changes moved them,
     /// or the version's own with the next version's admin policy.
     Derived(RouteTable),
@@ -31,8 +28,6 @@ pub struct Version {
     pub number: u16,
     /// The error body shape of this version's responses.
     pub style: BodyStyle,
-    /// The operations, served under `/api/v<N>`.
-    pub endpoint: SharedEndpoint,
     /// The OpenAPI document as the operations declare it (JSON).
     pub document: String,
     /// Builds the Swagger UI page; run on its first request.
@@ -55,15 +50,20 @@ pub struct Version {
 }
 
 impl Version {
-    /// A version of the operations `service` builds; the other parts start empty.
-    pub fn new<T: OpenApi + 'static>(number: u16, style: BodyStyle, service: fn() -> OpenApiService<T, ()>) -> Self {
+    /// A version of the operations `service` describes; the other parts start empty. Its
+    /// handlers hold no state of their own (each request brings what they use), so
+    /// `T::default()` builds them.
+    pub fn new<T: OpenApi + Default + 'static>(
+        number: u16,
+        style: BodyStyle,
+        service: fn() -> OpenApiService<T, ()>,
+    ) -> Self {
         Self {
             number,
             style,
-            endpoint: shared_boxed(service().into_endpoint()),
             document: openapi::complete(&service().spec()),
             docs_page: Arc::new(move || service().swagger_ui_html()),
-            operations: Operations::Declared(T::meta()),
+            operations: Operations::Declared(T::meta(), Handlers::of(T::default())),
             legacy_paths: &[],
             resources: &[],
             changelog: "",
@@ -77,13 +77,12 @@ impl Version {
         let newer = next.routes()?;
         let routes = newer.moved_back(&changes.iter().flat_map(|c| c.serving.moves).copied().collect::<Vec<_>>());
         changes::check(changes, &routes, &newer, number)?;
-        let through = Through::new(next.number, changes, routes.clone(), next.endpoint.clone());
+        let routes = through(next.number, changes, routes, &newer)?;
         let document = document::derive(&next.document, number, changes)?;
         let page = document.clone();
         Ok(Self {
             number,
             style: changes.iter().find_map(|c| c.serving.errors).unwrap_or(next.style),
-            endpoint: shared(through),
             document,
             docs_page: Arc::new(move || swagger_page(&page)),
             operations: Operations::Derived(routes),
@@ -97,8 +96,9 @@ impl Version {
     }
 
     /// Version `number` served through `next` by `changes`, with declared operations of its own
-    /// (`service`): its document and its route table come from them, and they are never called.
-    pub fn older_declared<T: OpenApi + 'static>(
+    /// (`service`): its document and its route table come from them, and their handlers are
+    /// never called (each route's operation is served through the next version's).
+    pub fn older_declared<T: OpenApi + Default + 'static>(
         number: u16,
         changes: &'static [Change],
         next: &Version,
@@ -108,14 +108,14 @@ impl Version {
         let newer = next.routes()?;
         let routes = declared.routes()?.admin_of(&newer, |template| moved_to(changes, template))?;
         changes::check(changes, &routes, &newer, number)?;
-        let through = Through::new(next.number, changes, routes.clone(), next.endpoint.clone());
-        Ok(Self { endpoint: shared(through), changes, operations: Operations::Derived(routes), ..declared })
+        let routes = through(next.number, changes, routes, &newer)?;
+        Ok(Self { changes, operations: Operations::Derived(routes), ..declared })
     }
 
     /// The version's route table.
     pub fn routes(&self) -> anyhow::Result<RouteTable> {
         match &self.operations {
-            Operations::Declared(meta) => RouteTable::from_meta(meta, self.admin_only),
+            Operations::Declared(meta, handlers) => RouteTable::from_meta(meta, self.admin_only, handlers),
             Operations::Derived(table) => Ok(table.clone()),
         }
     }

@@ -1,8 +1,17 @@
-//! The values of a matched route's parameters, for routes matched outside poem's router (the
-//! routes outside the versions, matched once by the layers): the handler takes them as a
-//! [`Param`], as it would take poem's `Path`.
+//! The values of a matched route's parameters: poem's router matches no route, so handlers
+//! take them from here. The routes outside the versions (matched once by the layers) take them
+//! as a [`Param`] or [`Params`]; a version's operations as a [`RouteParam`], documented as
+//! poem-openapi's `Path` is.
+
+use std::{ops::Deref, sync::Arc};
 
 use poem::{FromRequest, Request, RequestBody, error::NotFoundError};
+use poem_openapi::{
+    ApiExtractor, ApiExtractorType, ExtractParamOptions,
+    error::ParsePathError,
+    registry::{MetaParamIn, MetaSchemaRef, Registry},
+    types::ParseFromParameter,
+};
 
 /// A matched route's parameter values, percent-decoded, in the order its path names them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,5 +35,78 @@ impl<'a> FromRequest<'a> for Params {
     async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
         let params = req.extensions().get::<PathParams>();
         params.map(|p| Params(p.0.clone())).ok_or_else(|| NotFoundError.into())
+    }
+}
+
+/// The path parameters of the operation a request is handed to, by name, read from its path at
+/// the positions its template names them and percent-decoded; `None` for one that does not
+/// decode to UTF-8 (its [`RouteParam`] then answers as poem's `Path` does for a missing one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteValues(Vec<(Arc<str>, Option<String>)>);
+
+impl RouteValues {
+    pub fn read(path: &str, names: &[(usize, Arc<str>)]) -> Self {
+        let segments: Vec<&str> = path.split('/').collect();
+        let value = |position: usize| {
+            let segment = segments.get(position)?;
+            percent_encoding::percent_decode_str(segment).decode_utf8().ok().map(|v| v.into_owned())
+        };
+        Self(names.iter().map(|(position, name)| (name.clone(), value(*position))).collect())
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| **n == *name).and_then(|(_, value)| value.as_deref())
+    }
+}
+
+/// A path parameter of an operation (`id` of `/users/{id}`): documented as poem-openapi's
+/// `Path` documents it, its value read from the route dispatch matched ([`RouteValues`]), not
+/// from poem's router, which never sees the request.
+pub struct RouteParam<T>(pub T);
+
+impl<T> Deref for RouteParam<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<'a, T: ParseFromParameter> ApiExtractor<'a> for RouteParam<T> {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::Parameter];
+    const PARAM_IS_REQUIRED: bool = T::IS_REQUIRED;
+
+    type ParamType = T;
+    type ParamRawType = T::RawValueType;
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+
+    fn param_in() -> Option<MetaParamIn> {
+        Some(MetaParamIn::Path)
+    }
+
+    fn param_schema_ref() -> Option<MetaSchemaRef> {
+        Some(T::schema_ref())
+    }
+
+    fn param_raw_type(&self) -> Option<&Self::ParamRawType> {
+        self.0.as_raw_value()
+    }
+
+    async fn from_request(
+        request: &'a Request,
+        _body: &mut RequestBody,
+        options: ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        let value = request.extensions().get::<RouteValues>().and_then(|values| values.get(options.name));
+        let value = match (value, &options.default_value) {
+            (None, Some(default)) => return Ok(Self(default())),
+            (value, _) => value,
+        };
+        ParseFromParameter::parse_from_parameters(value)
+            .map(Self)
+            .map_err(|err| ParsePathError { name: options.name, reason: err.into_message() }.into())
     }
 }

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use poem::http::Method;
 use poem_openapi::registry::{MetaApi, MetaParamIn};
 
+use super::operation::{Handlers, Operation};
+
 #[derive(Debug, Clone)]
 pub struct RouteEntry {
     /// As in the document: `/users/{id}`.
@@ -23,6 +25,9 @@ pub struct RouteEntry {
     /// declarations (the registry's), in the order of `methods`: empty for most, so a request
     /// learns what it may use by the route it matched, never by a scan of the declarations.
     pub elements: Vec<Vec<u16>>,
+    /// Each method's operation, in the order of `methods`: what a request that matched it is
+    /// handed to.
+    operations: Vec<Operation>,
 }
 
 /// What the layers in front of an operation must enforce, declared with the operation.
@@ -45,6 +50,11 @@ impl RouteEntry {
     /// The query parameters `method` declares on this route.
     pub fn parameters(&self, method: &Method) -> &[String] {
         self.methods.iter().position(|m| m == method).map_or(&[], |i| &self.parameters[i])
+    }
+
+    /// The operation of `method` on this route; `None` for a method it does not have.
+    pub fn operation(&self, method: &Method) -> Option<&Operation> {
+        self.methods.iter().position(|m| m == method).map(|i| &self.operations[i])
     }
 
     /// The deprecated elements of `method` on this route, by their index in the version's
@@ -83,9 +93,9 @@ impl Pattern {
 }
 
 impl RouteTable {
-    /// Builds the table from the operations' declarations; `admin_only` names operations by
-    /// `operationId`, and each must exist.
-    pub fn from_meta(apis: &[MetaApi], admin_only: &[&str]) -> anyhow::Result<Self> {
+    /// Builds the table from the operations' declarations and their `handlers`; `admin_only`
+    /// names operations by `operationId`, and each must exist.
+    pub fn from_meta(apis: &[MetaApi], admin_only: &[&str], handlers: &Handlers) -> anyhow::Result<Self> {
         let mut entries: Vec<RouteEntry> = Vec::new();
         let mut admin_found = 0;
         for path in apis.iter().flat_map(|api| &api.paths) {
@@ -99,6 +109,7 @@ impl RouteTable {
                 policies: Vec::new(),
                 parameters: Vec::new(),
                 elements: Vec::new(),
+                operations: Vec::new(),
             };
             for op in operations {
                 let admin = op.operation_id.is_some_and(|id| admin_only.contains(&id));
@@ -113,6 +124,10 @@ impl RouteTable {
                 let query = op.params.iter().filter(|p| matches!(p.in_type, MetaParamIn::Query));
                 entry.parameters.push(query.map(|p| p.name.clone()).collect());
                 entry.elements.push(Vec::new());
+                let operation = handlers.get(&path.path, &op.method);
+                let operation =
+                    operation.ok_or_else(|| anyhow::anyhow!("{} {} has no handler", op.method, path.path))?;
+                entry.operations.push(operation.clone());
             }
             entry.allow = entry.methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
             entries.push(entry);
@@ -131,6 +146,19 @@ impl RouteTable {
             }
         }
         Self::sorted(entries)
+    }
+
+    /// The same table with each operation replaced by what `serve` makes of it: how an older
+    /// version's operations are served through the next version's.
+    pub fn serving(
+        mut self,
+        mut serve: impl FnMut(&RouteEntry, &Method) -> anyhow::Result<Operation>,
+    ) -> anyhow::Result<Self> {
+        for entry in &mut self.entries {
+            let operations = entry.methods.iter().map(|method| serve(entry, method)).collect::<anyhow::Result<_>>()?;
+            entry.operations = operations;
+        }
+        Ok(self)
     }
 
     fn sorted(entries: Vec<RouteEntry>) -> Self {
@@ -238,25 +266,22 @@ pub fn fill(to: &str, from: &str, path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use poem_openapi::{
-        OpenApi,
-        param::{Path, Query},
-        payload::PlainText,
-    };
+    use poem_openapi::{OpenApi, param::Query, payload::PlainText};
 
     use super::*;
+    use crate::routing::params::RouteParam;
 
     struct Api;
 
     #[OpenApi]
     impl Api {
         #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
-        async fn delete(&self, _id: Path<i64>) -> PlainText<String> {
+        async fn delete(&self, _id: RouteParam<i64>) -> PlainText<String> {
             PlainText(String::new())
         }
 
         #[oai(path = "/users/:id", method = "get")]
-        async fn get(&self, _id: Path<i64>) -> PlainText<String> {
+        async fn get(&self, _id: RouteParam<i64>) -> PlainText<String> {
             PlainText(String::new())
         }
 
@@ -268,8 +293,8 @@ mod tests {
 
     #[test]
     fn templates_match_segment_by_segment() {
-        let table = RouteTable::from_meta(&Api::meta(), &["deleteUser"]).unwrap();
-        assert!(RouteTable::from_meta(&Api::meta(), &["nope"]).is_err());
+        let table = RouteTable::from_meta(&Api::meta(), &["deleteUser"], &Handlers::of(Api)).unwrap();
+        assert!(RouteTable::from_meta(&Api::meta(), &["nope"], &Handlers::of(Api)).is_err());
         let one = table.find("/users/42").unwrap();
         assert_eq!(one.policy(&Method::DELETE), Policy { admin: true, upload: false, list: false });
         assert_eq!(one.policy(&Method::GET), Policy::default());

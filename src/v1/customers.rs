@@ -4,13 +4,14 @@
 
 use poem_openapi::{
     OpenApi,
-    param::{Header, Path, Query},
+    param::{Header, Query},
 };
 
 use super::Answered;
 use crate::{
     changes::surface::{LocationWords, Relocated, declared},
     core::customer::CustomerSort,
+    routing::params::RouteParam,
     wire::{
         answers::{CustomerPage, ImportReportResponse},
         documented::{Documented, SortFieldName},
@@ -30,6 +31,7 @@ impl LocationWords for InRequestSpace {
 
 type ImportCreated = Relocated<crate::v2::ImportCreated, InRequestSpace>;
 
+#[derive(Default)]
 pub struct CustomersApi;
 
 // Declared for v1's document and route table only: v2's handlers answer, through the changes.
@@ -88,7 +90,7 @@ impl CustomersApi {
 
     /// The report of one import (admin only).
     #[oai(path = "/imports/:id", method = "get", operation_id = "getImport", tag = "ApiTags::Imports")]
-    async fn report(&self, auth: BearerAuth, id: Path<ImportIdParam>) -> Answered<ImportReportResponse> {
+    async fn report(&self, auth: BearerAuth, id: RouteParam<ImportIdParam>) -> Answered<ImportReportResponse> {
         declared()
     }
 }

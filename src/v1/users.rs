@@ -3,7 +3,7 @@
 
 use poem_openapi::{
     OpenApi,
-    param::{Header, Path, Query},
+    param::{Header, Query},
 };
 
 use super::{
@@ -12,6 +12,7 @@ use super::{
 };
 use crate::{
     changes::surface::declared,
+    routing::params::RouteParam,
     wire::{
         params::{IdempotencyKeyHeader, PageIndex, PageSize, UserIdParam},
         payload::{JsonBody, PatchBody},
@@ -21,6 +22,7 @@ use crate::{
     },
 };
 
+#[derive(Default)]
 pub struct UsersApi;
 
 // Declared for v1's document and route table only: v2's handlers answer, through the changes.
@@ -42,7 +44,7 @@ impl UsersApi {
 
     /// Read one user by integer id or UUID.
     #[oai(path = "/users/:id", method = "get", operation_id = "getUser", tag = "ApiTags::Users")]
-    async fn get(&self, auth: BearerAuth, id: Path<UserIdParam>) -> Answered<OneUser> {
+    async fn get(&self, auth: BearerAuth, id: RouteParam<UserIdParam>) -> Answered<OneUser> {
         declared()
     }
 
@@ -64,7 +66,7 @@ impl UsersApi {
     async fn replace(
         &self,
         auth: BearerAuth,
-        id: Path<UserIdParam>,
+        id: RouteParam<UserIdParam>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
@@ -78,7 +80,7 @@ impl UsersApi {
     async fn patch(
         &self,
         auth: BearerAuth,
-        id: Path<UserIdParam>,
+        id: RouteParam<UserIdParam>,
         /// `return=minimal` answers 204 without a body.
         #[oai(name = "Prefer")]
         prefer: Header<Option<String>>,
@@ -89,7 +91,7 @@ impl UsersApi {
 
     /// Delete a user (admin only, checked before the request reaches here).
     #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser", tag = "ApiTags::Users")]
-    async fn delete(&self, auth: BearerAuth, id: Path<UserIdParam>) -> Answered<DeletedUser> {
+    async fn delete(&self, auth: BearerAuth, id: RouteParam<UserIdParam>) -> Answered<DeletedUser> {
         declared()
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::{
     ApiResponse, OpenApi,
-    param::{Header, Path, Query},
+    param::{Header, Query},
 };
 
 use super::query::{self, ListQuery, SortParam, list_request};
@@ -17,6 +17,7 @@ use crate::{
         fields::FieldError,
         paging::PageLimits,
     },
+    routing::params::RouteParam,
     wire::{
         about::About,
         answers::{CustomerPage, ImportReportResponse},
@@ -55,6 +56,7 @@ pub enum ImportCreated {
     ),
 }
 
+#[derive(Default)]
 pub struct CustomersApi;
 
 #[OpenApi]
@@ -109,7 +111,7 @@ impl CustomersApi {
         &self,
         auth: BearerAuth,
         customers: Customers,
-        id: Path<CustomerIdParam>,
+        id: RouteParam<CustomerIdParam>,
     ) -> Result<OneCustomer, Fail> {
         let customer = customers.get(&auth.0.tenant, customer_id(&id)?).await?;
         Ok(OneCustomer::Ok(Json(customer.into())))
@@ -142,7 +144,7 @@ impl CustomersApi {
         auth: BearerAuth,
         customers: Customers,
         info: Data<&Arc<RequestInfo>>,
-        id: Path<ImportIdParam>,
+        id: RouteParam<ImportIdParam>,
     ) -> Result<About<ImportReportResponse>, Fail> {
         let report = customers.report(&auth.0.tenant, import_id(&id)?).await?;
         let id = report.id;

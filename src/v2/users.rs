@@ -2,7 +2,7 @@
 
 use poem_openapi::{
     OpenApi,
-    param::{Header, Path, Query},
+    param::{Header, Query},
 };
 
 use super::{
@@ -17,6 +17,7 @@ use crate::{
         user::{User, UserFilter, UserSort},
         users::{BodyPolicy, Users},
     },
+    routing::params::RouteParam,
     wire::{
         about::About,
         envelope::Page,
@@ -47,6 +48,7 @@ fn changed(user: User, prefer: Option<&str>) -> About<ChangedUser> {
     about(answer, shown)
 }
 
+#[derive(Default)]
 pub struct UsersApi;
 
 #[OpenApi]
@@ -97,7 +99,7 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<UserIdParam>,
+        id: RouteParam<UserIdParam>,
         /// An ETag you hold: 304 when it is still current.
         #[oai(name = "If-None-Match")]
         if_none_match: Header<Option<String>>,
@@ -139,7 +141,7 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<UserIdParam>,
+        id: RouteParam<UserIdParam>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,
@@ -162,7 +164,7 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<UserIdParam>,
+        id: RouteParam<UserIdParam>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,
@@ -184,7 +186,7 @@ impl UsersApi {
         &self,
         auth: BearerAuth,
         users: Users,
-        id: Path<UserIdParam>,
+        id: RouteParam<UserIdParam>,
         /// The ETag you read: 412 if the user changed since.
         #[oai(name = "If-Match")]
         if_match_header: Header<Option<String>>,

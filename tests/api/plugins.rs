@@ -2,11 +2,12 @@
 //! routes, documents, deprecates and counts it, and links the deprecated v2 to it, with no file
 //! outside this one touched.
 
-use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService, param::Path};
+use poem_openapi::{ApiResponse, Object, OpenApi, OpenApiService};
 use serde_json::{Value, json};
 use tandem::{
     core::users::Users,
     registry::Version,
+    routing::params::RouteParam,
     wire::{
         error::{docs::ProblemDoc, failure::Failure, render::BodyStyle},
         json::Json,
@@ -35,13 +36,19 @@ enum OneUser {
     Ok(Json<UserV3>),
 }
 
+#[derive(Default)]
 struct UsersV3;
 
 #[OpenApi]
 impl UsersV3 {
     /// Read one user.
     #[oai(path = "/users/:id", method = "get", operation_id = "getUser")]
-    async fn get(&self, auth: BearerAuth, users: Users, id: Path<String>) -> Result<OneUser, Failure<ProblemDoc>> {
+    async fn get(
+        &self,
+        auth: BearerAuth,
+        users: Users,
+        id: RouteParam<String>,
+    ) -> Result<OneUser, Failure<ProblemDoc>> {
         let user = users.get(&auth.0.tenant, user_id(&id)?).await?;
         Ok(OneUser::Ok(Json(UserV3 { id: user.uuid, full_name: user.name, email: user.email })))
     }

@@ -32,11 +32,11 @@ pub enum Prepared<'a> {
     /// the versions, an unknown path): answered as it is, by the route outside the versions it
     /// matched (put on the request, `crate::http::fixed::choose`), else by the router.
     Other,
-    /// A version's operation, its caller admitted: answered by its version's `operations` (the
-    /// router does not match it again), a keyed POST through the Idempotency-Key layer.
+    /// A version's operation, its caller admitted: answered by the `operation` dispatch matched
+    /// (nothing matches its route again), a keyed POST through the Idempotency-Key layer.
     /// `vendor_type` is the media type the client asked for; `dry_run`: answered as the real
     /// request would be, with nothing kept; `upload`: an import.
-    Api { operations: &'a SharedEndpoint, vendor_type: Option<String>, dry_run: bool, upload: bool },
+    Api { operation: &'a SharedEndpoint, vendor_type: Option<String>, dry_run: bool, upload: bool },
 }
 
 /// A request refused before it reached its version, and, for a 410 before the sunset, why.
@@ -132,5 +132,5 @@ pub async fn prepare<'a>(req: &mut Request, layers: &'a Layers) -> Result<Prepar
     if !declared.is_empty() {
         Box::pin(elements::find(req, layers, &info, (target.version, declared), now)).await?;
     }
-    Ok(Prepared::Api { operations: target.endpoint, vendor_type: target.vendor_type, dry_run, upload: policy.upload })
+    Ok(Prepared::Api { operation: target.operation, vendor_type: target.vendor_type, dry_run, upload: policy.upload })
 }
