@@ -72,7 +72,7 @@ struct Plan {
 
 /// The older version's table (`routes`) with each operation served through the operation of
 /// `newer` (the next version's table) it reaches.
-pub fn through(
+pub fn served_through(
     successor: u16,
     changes: &'static [Change],
     routes: RouteTable,
@@ -94,7 +94,7 @@ pub fn through(
             touching,
             newer: newer_template,
         };
-        Ok(Operation(shared(Through { serving: serving.clone(), plan, next: reached.0.clone() })))
+        Ok(Operation::new(shared(Through { serving: serving.clone(), plan, next: reached.endpoint().clone() })))
     })
 }
 

@@ -155,7 +155,7 @@ impl Dispatch {
         }
         let vendor_type = vendor.filter(|_| *req.method() != Method::DELETE).map(|v| v.essence.to_string());
         let relative = with_query(&relative, req.uri());
-        Ok(Resolution::Api(Target { version, route, legacy, operation: &operation.0, relative, vendor_type }))
+        Ok(Resolution::Api(Target { version, route, legacy, operation: operation.endpoint(), relative, vendor_type }))
     }
 
     /// The one version every source agrees on; `None` when none names one.

@@ -9,7 +9,7 @@ use poem_openapi::{OpenApi, OpenApiService, registry::MetaApi};
 use uuid::Uuid;
 
 use crate::{
-    changes::{self, Change, document, moved_to, through::through},
+    changes::{self, Change, document, moved_to, through::served_through},
     routing::{operation::Handlers, table::RouteTable},
     wire::{error::render::BodyStyle, openapi},
 };
@@ -77,7 +77,7 @@ impl Version {
         let newer = next.routes()?;
         let routes = newer.moved_back(&changes.iter().flat_map(|c| c.serving.moves).copied().collect::<Vec<_>>());
         changes::check(changes, &routes, &newer, number)?;
-        let routes = through(next.number, changes, routes, &newer)?;
+        let routes = served_through(next.number, changes, routes, &newer)?;
         let document = document::derive(&next.document, number, changes)?;
         let page = document.clone();
         Ok(Self {
@@ -108,7 +108,7 @@ impl Version {
         let newer = next.routes()?;
         let routes = declared.routes()?.admin_of(&newer, |template| moved_to(changes, template))?;
         changes::check(changes, &routes, &newer, number)?;
-        let routes = through(next.number, changes, routes, &newer)?;
+        let routes = served_through(next.number, changes, routes, &newer)?;
         Ok(Self { changes, operations: Operations::Derived(routes), ..declared })
     }
 

@@ -1,4 +1,5 @@
-//! An endpoint several versions hold: the newest is also called by each older one.
+//! An endpoint held by reference where several hold it: a route's operation (which an older
+//! version's operation also calls), a route outside the versions.
 
 use std::sync::Arc;
 
@@ -10,13 +11,7 @@ use poem::{
 pub type SharedEndpoint = Arc<dyn DynEndpoint<Output = Response>>;
 
 /// Shares an endpoint that answers a [`Response`] already, wrapped once: each wrapper is one
-/// more boxed future a request moves through. A poem-openapi service's endpoint is boxed
-/// already (its `into_endpoint` maps to responses and boxes): it is shared as it is.
+/// more boxed future a request moves through.
 pub fn shared(endpoint: impl IntoEndpoint<Endpoint: Endpoint<Output = Response> + 'static>) -> SharedEndpoint {
     Arc::new(ToDynEndpoint(endpoint.into_endpoint()))
-}
-
-/// Shares an endpoint boxed already.
-pub fn shared_boxed(endpoint: Box<dyn DynEndpoint<Output = Response>>) -> SharedEndpoint {
-    Arc::from(endpoint)
 }

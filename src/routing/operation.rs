@@ -6,6 +6,9 @@
 use std::{collections::HashMap, sync::Arc};
 
 use poem::{Endpoint, Request, Response, endpoint::BoxEndpoint, http::Method};
+// `UrlQuery` is what poem-openapi's `Query` reads; the service's own endpoint inserts it
+// (`OpenApiService::into_endpoint`). It is public only as `__private`, which the exact pin of
+// poem-openapi in Cargo.toml keeps stable.
 use poem_openapi::{__private::UrlQuery, OpenApi};
 
 use super::{
@@ -15,7 +18,18 @@ use super::{
 
 /// One operation of a version, as a route table holds it.
 #[derive(Clone)]
-pub struct Operation(pub SharedEndpoint);
+pub struct Operation(SharedEndpoint);
+
+impl Operation {
+    pub fn new(endpoint: SharedEndpoint) -> Self {
+        Self(endpoint)
+    }
+
+    /// What a request for it is handed to.
+    pub fn endpoint(&self) -> &SharedEndpoint {
+        &self.0
+    }
+}
 
 impl std::fmt::Debug for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -38,12 +52,12 @@ impl Handlers {
         for path in T::meta().into_iter().flat_map(|api| api.paths) {
             // poem-openapi names a route's parameters by position (`/users/:param0`) where the
             // document names them (`/users/{id}`).
-            let Some(mut methods) = built.remove(&routed(&path.path)) else { continue };
+            let Some(methods) = built.get_mut(&routed(&path.path)) else { continue };
             let names = names(&path.path);
             for operation in &path.operations {
                 let Some(endpoint) = methods.remove(&operation.method) else { continue };
                 let direct = Direct { names: names.clone(), endpoint };
-                handlers.insert((path.path.clone(), operation.method.clone()), Operation(shared(direct)));
+                handlers.insert((path.path.clone(), operation.method.clone()), Operation::new(shared(direct)));
             }
         }
         Self(handlers)
@@ -124,7 +138,7 @@ mod tests {
 
     async fn called(handlers: &Handlers, uri: &str) -> (StatusCode, String) {
         let operation = handlers.get("/things/{kind}/items/{id}", &Method::GET).expect("declared");
-        let response = operation.0.call(Request::builder().uri(uri.parse().unwrap()).finish()).await;
+        let response = operation.endpoint().call(Request::builder().uri(uri.parse().unwrap()).finish()).await;
         let response = response.unwrap_or_else(|err| err.into_response());
         let status = response.status();
         (status, response.into_body().into_string().await.unwrap())

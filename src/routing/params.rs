@@ -1,7 +1,9 @@
 //! The values of a matched route's parameters: poem's router matches no route, so handlers
 //! take them from here. The routes outside the versions (matched once by the layers) take them
-//! as a [`Param`] or [`Params`]; a version's operations as a [`RouteParam`], documented as
-//! poem-openapi's `Path` is.
+//! by position, as a [`Param`] or [`Params`], and a value that does not decode to UTF-8 means
+//! the route did not match (404). A version's operations take them by name, as a
+//! [`RouteParam`] documented as poem-openapi's `Path` is, and such a value is missing (400, as
+//! poem-openapi answers).
 
 use std::{ops::Deref, sync::Arc};
 

@@ -94,10 +94,13 @@ impl Pattern {
 
 impl RouteTable {
     /// Builds the table from the operations' declarations and their `handlers`; `admin_only`
-    /// names operations by `operationId`, and each must exist.
+    /// names operations by `operationId`, and each must exist. Refuses two operations of one
+    /// `operationId`, and a path parameter its template does not name (a handler reads its
+    /// parameters by name, `RouteParam`).
     pub fn from_meta(apis: &[MetaApi], admin_only: &[&str], handlers: &Handlers) -> anyhow::Result<Self> {
         let mut entries: Vec<RouteEntry> = Vec::new();
         let mut admin_found = 0;
+        let mut ids = std::collections::HashSet::new();
         for path in apis.iter().flat_map(|api| &api.paths) {
             let mut operations: Vec<_> = path.operations.iter().collect();
             operations
@@ -111,7 +114,27 @@ impl RouteTable {
                 elements: Vec::new(),
                 operations: Vec::new(),
             };
+            let mut named: Vec<&str> =
+                path.path.split('/').filter(|s| is_parameter(s)).map(|s| &s[1..s.len() - 1]).collect();
+            named.sort_unstable();
             for op in operations {
+                let described = format!("{} {}", op.method, path.path);
+                anyhow::ensure!(
+                    op.operation_id.is_none_or(|id| ids.insert(id)),
+                    "{described}: a second operationId {:?}",
+                    op.operation_id
+                );
+                let mut taken: Vec<&str> = op
+                    .params
+                    .iter()
+                    .filter(|p| matches!(p.in_type, MetaParamIn::Path))
+                    .map(|p| p.name.as_str())
+                    .collect();
+                taken.sort_unstable();
+                anyhow::ensure!(
+                    taken == named,
+                    "{described} takes the path parameters {taken:?}, its template names {named:?}"
+                );
                 let admin = op.operation_id.is_some_and(|id| admin_only.contains(&id));
                 admin_found += usize::from(admin);
                 let upload = op
@@ -125,8 +148,7 @@ impl RouteTable {
                 entry.parameters.push(query.map(|p| p.name.clone()).collect());
                 entry.elements.push(Vec::new());
                 let operation = handlers.get(&path.path, &op.method);
-                let operation =
-                    operation.ok_or_else(|| anyhow::anyhow!("{} {} has no handler", op.method, path.path))?;
+                let operation = operation.ok_or_else(|| anyhow::anyhow!("{described} has no handler"))?;
                 entry.operations.push(operation.clone());
             }
             entry.allow = entry.methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
@@ -276,12 +298,12 @@ mod tests {
     #[OpenApi]
     impl Api {
         #[oai(path = "/users/:id", method = "delete", operation_id = "deleteUser")]
-        async fn delete(&self, _id: RouteParam<i64>) -> PlainText<String> {
+        async fn delete(&self, #[oai(name = "id")] _id: RouteParam<i64>) -> PlainText<String> {
             PlainText(String::new())
         }
 
         #[oai(path = "/users/:id", method = "get")]
-        async fn get(&self, _id: RouteParam<i64>) -> PlainText<String> {
+        async fn get(&self, #[oai(name = "id")] _id: RouteParam<i64>) -> PlainText<String> {
             PlainText(String::new())
         }
 
@@ -289,6 +311,42 @@ mod tests {
         async fn list(&self, page: Query<Option<i64>>) -> PlainText<String> {
             PlainText(format!("{:?}", page.0))
         }
+    }
+
+    struct Misnamed;
+
+    #[OpenApi]
+    impl Misnamed {
+        #[oai(path = "/users/:id", method = "get")]
+        async fn get(&self, #[oai(name = "user")] _user: RouteParam<i64>) -> PlainText<String> {
+            PlainText(String::new())
+        }
+    }
+
+    struct Twice;
+
+    #[OpenApi]
+    impl Twice {
+        #[oai(path = "/users", method = "get", operation_id = "listUsers")]
+        async fn list(&self) -> PlainText<String> {
+            PlainText(String::new())
+        }
+
+        #[oai(path = "/users", method = "post", operation_id = "listUsers")]
+        async fn create(&self) -> PlainText<String> {
+            PlainText(String::new())
+        }
+    }
+
+    #[test]
+    fn a_misnamed_path_parameter_or_a_repeated_operation_id_refuses_to_build() {
+        let misnamed = RouteTable::from_meta(&Misnamed::meta(), &[], &Handlers::of(Misnamed)).unwrap_err();
+        assert_eq!(
+            misnamed.to_string(),
+            r#"GET /users/{id} takes the path parameters ["user"], its template names ["id"]"#
+        );
+        let twice = RouteTable::from_meta(&Twice::meta(), &[], &Handlers::of(Twice)).unwrap_err();
+        assert_eq!(twice.to_string(), r#"POST /users: a second operationId Some("listUsers")"#);
     }
 
     #[test]
