@@ -14,6 +14,7 @@ use poem_openapi::{__private::UrlQuery, OpenApi};
 use super::{
     endpoint::{SharedEndpoint, shared},
     params::RouteValues,
+    table::parameters,
 };
 
 /// One operation of a version, as a route table holds it.
@@ -70,25 +71,16 @@ impl Handlers {
 
 /// `/users/{id}` as poem-openapi routes it: `/users/:param0`.
 fn routed(template: &str) -> String {
-    let mut count = 0;
-    let segments = template.split('/').map(|segment| match is_parameter(segment) {
-        true => {
-            count += 1;
-            format!(":param{}", count - 1)
-        }
-        false => segment.to_string(),
-    });
-    segments.collect::<Vec<_>>().join("/")
+    let mut segments: Vec<String> = template.split('/').map(str::to_string).collect();
+    for (count, (position, _)) in parameters(template).enumerate() {
+        segments[position] = format!(":param{count}");
+    }
+    segments.join("/")
 }
 
 /// A template's parameters by name, with the position of the segment each is.
 fn names(template: &str) -> Arc<[(usize, Arc<str>)]> {
-    let named = template.split('/').enumerate().filter(|(_, segment)| is_parameter(segment));
-    named.map(|(position, segment)| (position, Arc::from(&segment[1..segment.len() - 1]))).collect()
-}
-
-fn is_parameter(segment: &str) -> bool {
-    segment.starts_with('{') && segment.ends_with('}')
+    parameters(template).map(|(position, name)| (position, Arc::from(name))).collect()
 }
 
 /// A handler called directly: what poem-openapi's service does before its router (the query

@@ -47,10 +47,11 @@ impl<'a> FromRequest<'a> for Params {
 pub struct RouteValues(Vec<(Arc<str>, Option<String>)>);
 
 impl RouteValues {
+    /// `names` in the order of their positions, as a template gives them.
     pub fn read(path: &str, names: &[(usize, Arc<str>)]) -> Self {
-        let segments: Vec<&str> = path.split('/').collect();
-        let value = |position: usize| {
-            let segment = segments.get(position)?;
+        let mut segments = path.split('/').enumerate();
+        let mut value = |position: usize| {
+            let (_, segment) = segments.find(|(at, _)| *at == position)?;
             percent_encoding::percent_decode_str(segment).decode_utf8().ok().map(|v| v.into_owned())
         };
         Self(names.iter().map(|(position, name)| (name.clone(), value(*position))).collect())

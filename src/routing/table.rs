@@ -114,8 +114,7 @@ impl RouteTable {
                 elements: Vec::new(),
                 operations: Vec::new(),
             };
-            let mut named: Vec<&str> =
-                path.path.split('/').filter(|s| is_parameter(s)).map(|s| &s[1..s.len() - 1]).collect();
+            let mut named: Vec<&str> = parameters(&path.path).map(|(_, name)| name).collect();
             named.sort_unstable();
             for op in operations {
                 let described = format!("{} {}", op.method, path.path);
@@ -273,6 +272,13 @@ pub fn matches(template: &str, path: &str) -> bool {
 
 fn is_parameter(segment: &str) -> bool {
     segment.starts_with('{') && segment.ends_with('}')
+}
+
+/// The parameters `template` names (`id` of `/users/{id}`), each with the position of its
+/// segment.
+pub fn parameters(template: &str) -> impl Iterator<Item = (usize, &str)> {
+    let segments = template.split('/').enumerate().filter(|(_, segment)| is_parameter(segment));
+    segments.map(|(position, segment)| (position, &segment[1..segment.len() - 1]))
 }
 
 /// `to` (`/customers/imports/{id}`) with the parameters `path` gives `from`
